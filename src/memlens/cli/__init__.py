@@ -1,0 +1,1 @@
+"""Command-line interface: argument parsing only; work is handed to the packages."""
