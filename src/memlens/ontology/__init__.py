@@ -1,0 +1,1 @@
+"""Value ontology, step labelers (embedded, LLM), agreement statistics and refinement."""
