@@ -1,0 +1,31 @@
+"""The reasoning-drift audit: questions x memory conditions -> drift rows -> statistics -> report.
+
+Stages run over one run store (``memlens.store.RunStore``); each skips work already stored.
+"""
+
+from memlens.audit.config import PRESETS, AuditConfig, build_config, load_config, read_config_file
+from memlens.audit.design import Cell, cell_id, design_cells, sample_seed
+from memlens.audit.drift import DRIFT_COLUMNS, drift_pairs, score_pairs, symbol_sequence
+from memlens.audit.pipeline import AuditResult, drift_frame, planned_requests, run_audit
+from memlens.audit.quality import data_quality
+
+__all__ = [
+    "DRIFT_COLUMNS",
+    "PRESETS",
+    "AuditConfig",
+    "AuditResult",
+    "Cell",
+    "build_config",
+    "cell_id",
+    "data_quality",
+    "design_cells",
+    "drift_frame",
+    "drift_pairs",
+    "load_config",
+    "planned_requests",
+    "read_config_file",
+    "run_audit",
+    "sample_seed",
+    "score_pairs",
+    "symbol_sequence",
+]

@@ -1,0 +1,182 @@
+"""The audit's configuration: one pydantic model, three presets, YAML/JSON files, flag overrides."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memlens.errors import MemlensError
+
+StimulusClass = Literal["control", "noise", "persona", "life_event"]
+
+
+class AuditConfig(BaseModel):
+    """Everything that decides what an audit computes (recorded in the run manifest).
+
+    >>> AuditConfig().model
+    'embedded'
+    >>> AuditConfig(samples=2).samples
+    2
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = "embedded"
+    """Model string of the audited model (see ``memlens.models.get_model``)."""
+    labeler: str = "embedded"
+    """``embedded`` (MiniLM, offline) or a model string for the LLM labeler."""
+    questions: str | None = None
+    """Path to a questions file (JSONL/CSV); None = the bundled benchmark."""
+    n_questions: int | None = Field(default=None, ge=1)
+    """Use a seeded, subcategory-stratified subset of this many questions; None = all."""
+    stimuli: str | None = None
+    """Path to a stimuli catalogue (JSONL); None = the bundled catalogue."""
+    stimulus_categories: list[str] | None = None
+    """Keep only these stimulus categories (``no_perturbation`` is always kept); None = all."""
+    stimuli_per_category: int | None = Field(default=None, ge=1)
+    """Seeded number of stimuli (exemplars / values) per category; None = all of them."""
+    ontology: str | None = None
+    """Path to an ontology file; None = the bundled DriftLens ontology."""
+    mode: Literal["prefix", "system", "history"] = "prefix"
+    """How memory reaches the model: prepended line, system-prompt block, or earlier turn."""
+    system_prompt: str | None = None
+    """Optional system prompt for every generation call."""
+    reasoning_instruction: bool = True
+    """Append the tagged-steps instruction (``memlens.steps.REASONING_INSTRUCTION``)."""
+    samples: int = Field(default=1, ge=1)
+    """Responses per (question, condition); the no-memory condition gets one more."""
+    temperature: float = Field(default=0.7, ge=0.0)
+    """Sampling temperature of the audited model."""
+    top_p: float = Field(default=0.98, gt=0.0, le=1.0)
+    """Nucleus sampling mass."""
+    top_k: int | None = Field(default=50, ge=1)
+    """Top-k cut-off where the backend supports it."""
+    max_tokens: int = Field(default=2048, ge=1)
+    """Maximum new tokens per response."""
+    seed: int = Field(default=0, ge=0)
+    """Master seed: question/stimulus subsets, per-sample seeds, bootstrap."""
+    n_bootstrap: int = Field(default=10_000, ge=100)
+    """Cluster-bootstrap replicates for the statistics."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Parallel model calls; None = the backend's own default."""
+    label_batch: int = Field(default=64, ge=1)
+    """Responses per labeler call batch (each batch is stored before the next starts)."""
+    preset: str | None = None
+    """Name of the preset this config started from (recorded only)."""
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # Budget on 2 cores, embedded model (~100-150 tok/s aggregate with parallel slots):
+    # 16 questions x (2 no-memory + 3 noise + 5 persona + 3 life-event) = 208 calls
+    # x <= 160 tokens = 33k tokens -> about 4-6 minutes, plus seconds for labels and stats.
+    "quick": {
+        "model": "embedded",
+        "labeler": "embedded",
+        "n_questions": 16,
+        "stimulus_categories": [
+            "filler", "whitespace", "punctuation",
+            "age", "gender", "disability", "occupation", "income",
+            "bereavement", "serious_illness", "job_loss",
+        ],
+        "stimuli_per_category": 1,
+        "samples": 1,
+        "max_tokens": 160,
+        "n_bootstrap": 2_000,
+    },
+    # All categories, one exemplar each, on a 60-question subset: an afternoon on a laptop,
+    # minutes against an API.
+    "standard": {
+        "n_questions": 60,
+        "stimuli_per_category": 1,
+        "samples": 1,
+        "max_tokens": 512,
+    },
+    # The paper's design (App. I.3): every question and stimulus, T 0.7 / top-p 0.98 /
+    # top-k 50, 2048 new tokens, B = 10,000; one sample per condition plus the extra
+    # no-memory sample for the noise floor.
+    "paper": {
+        "samples": 1,
+        "temperature": 0.7,
+        "top_p": 0.98,
+        "top_k": 50,
+        "max_tokens": 2048,
+        "n_bootstrap": 10_000,
+    },
+}
+
+
+def _validation_message(error: ValidationError, source: str) -> str:
+    """One readable line per problem, naming the field."""
+    parts = []
+    for item in error.errors():
+        field = ".".join(str(p) for p in item["loc"]) or "(top level)"
+        if item["type"] == "extra_forbidden":
+            parts.append(f"unknown key '{field}' (valid keys: {', '.join(AuditConfig.model_fields)})")
+        else:
+            parts.append(f"field '{field}': {item['msg']}")
+    return f"{source}: " + "; ".join(parts)
+
+
+def build_config(values: dict[str, Any], source: str = "audit config") -> AuditConfig:
+    """Validate ``values`` into an ``AuditConfig``; problems -> MemlensError naming the key.
+
+    >>> build_config({"samples": 2}).samples
+    2
+    >>> build_config({"sampels": 2})
+    Traceback (most recent call last):
+    ...
+    memlens.errors.MemlensError: audit config: unknown key 'sampels' (valid keys: ...
+    """
+    preset = values.get("preset")
+    if preset is not None and preset not in PRESETS:
+        raise MemlensError(f"{source}: unknown preset '{preset}' (choose from {', '.join(PRESETS)})")
+    merged = {**PRESETS.get(preset, {}), **values} if preset else dict(values)
+    try:
+        return AuditConfig(**merged)
+    except ValidationError as error:
+        raise MemlensError(_validation_message(error, source)) from None
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """Read a YAML (``.yaml``/``.yml``) or JSON config file into a dict of settings."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise MemlensError(f"cannot read config file {path}: {error}") from None
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except Exception as error:  # yaml/json raise many types; all mean "malformed file"
+        line = getattr(getattr(error, "problem_mark", None), "line", None)
+        line = getattr(error, "lineno", None) if line is None else line + 1
+        where = f"{path}:{line}" if line else str(path)
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise MemlensError(f"{where}: malformed config file ({first})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise MemlensError(f"{path}: a config file must hold a mapping of settings, "
+                           f"got {type(data).__name__}")
+    return {str(key): value for key, value in data.items()}
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
+                preset: str | None = None) -> AuditConfig:
+    """Preset, then config file, then explicit overrides (flags) — later ones win."""
+    values: dict[str, Any] = {}
+    source = "audit config"
+    if path is not None:
+        values.update(read_config_file(path))
+        source = str(path)
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    if preset is not None:
+        values["preset"] = preset
+    return build_config(values, source)

@@ -1,0 +1,56 @@
+"""Label stage: the steps of each usable response -> one ontology symbol per step
+(stage table ``audit_labels``), in batches, each batch stored before the next starts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from memlens.audit.generate import STEPS_TABLE
+
+LABELS_TABLE = "audit_labels"
+
+
+def pending_label_rows(store) -> list[dict]:
+    """Steps rows that have steps but no stored labels (or labels for other steps)."""
+    labelled = {row["id"]: row for row in store.rows(LABELS_TABLE)}
+    pending = []
+    for row in store.rows(STEPS_TABLE):
+        if row.get("status") != "ok":
+            continue
+        done = labelled.get(row["id"])
+        if done is None or done.get("steps") != row["steps"]:
+            pending.append(row)
+    return pending
+
+
+def run_labeling(store, make_labeler: Callable[[], object], *, batch: int = 64,
+                 progress: bool = True) -> dict[str, int]:
+    """Label every pending response; returns counts of responses and steps labelled.
+
+    ``make_labeler`` is called only when there is work, so a finished run loads no model.
+    A labeler reply of the wrong length is recorded as all-``unlabeled`` (model garbage is
+    recorded, never raised).
+    """
+    todo = pending_label_rows(store)
+    counts = {"responses": len(todo), "steps": sum(len(r["steps"]) for r in todo)}
+    if not todo:
+        return counts
+    from tqdm import tqdm
+
+    from memlens.ontology import UNLABELED
+
+    labeler = make_labeler()
+    bar = tqdm(total=len(todo), desc="label", unit="resp", disable=not progress)
+    for start in range(0, len(todo), batch):
+        part = todo[start:start + batch]
+        labels = labeler.label([row["steps"] for row in part])
+        rows = []
+        for row, symbols in zip(part, labels, strict=True):
+            symbols = list(symbols)
+            if len(symbols) != len(row["steps"]):
+                symbols = [UNLABELED] * len(row["steps"])
+            rows.append({"id": row["id"], "steps": row["steps"], "labels": symbols})
+        store.put_rows(LABELS_TABLE, rows)
+        bar.update(len(part))
+    bar.close()
+    return counts

@@ -1,0 +1,187 @@
+"""``run_audit``: plan -> generate -> steps -> labels -> drift -> statistics -> report.
+
+Every stage reads and writes the run store, so an interrupted audit resumes where it stopped and
+re-running a finished one calls no model and recomputes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from memlens.audit.config import AuditConfig
+from memlens.audit.design import Cell, design_cells
+from memlens.audit.drift import DRIFT_COLUMNS, DRIFT_TABLE, run_drift
+from memlens.audit.generate import STEPS_TABLE, build_request, run_generation
+from memlens.audit.labels import LABELS_TABLE, run_labeling
+from memlens.audit.quality import data_quality
+from memlens.errors import MemlensError
+
+STATS_TABLE = "audit_stats"
+# Settings that change how fast, not what, an audit computes: they may differ on resume.
+RUNTIME_ONLY = {"concurrency", "label_batch", "preset"}
+
+
+@dataclass
+class AuditResult:
+    """What an audit produced: where, how much, and the statistics."""
+
+    run_dir: str
+    calls: dict = field(default_factory=dict)
+    labels: dict = field(default_factory=dict)
+    drift: dict = field(default_factory=dict)
+    quality: dict = field(default_factory=dict)
+    stats: dict | None = None
+    stats_error: str | None = None
+    report: str | None = None
+    seconds: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable form."""
+        return asdict(self)
+
+
+def content_hash(items: list) -> str:
+    """sha256 of a list of dataclass items (questions, stimuli), order included."""
+    payload = json.dumps([asdict(item) for item in items], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def select_inputs(config: AuditConfig) -> tuple[list, list, object]:
+    """Questions, stimuli and ontology of an audit, chosen by the config (seeded)."""
+    from memlens.ontology import load_ontology
+    from memlens.questions import load_questions, select_questions
+    from memlens.stimuli import load_stimuli, select_stimuli
+
+    questions = load_questions(config.questions)
+    if config.n_questions is not None and config.n_questions < len(questions):
+        questions = select_questions(questions, n=config.n_questions, seed=config.seed)
+    stimuli = load_stimuli(config.stimuli)
+    if config.stimulus_categories is not None or config.stimuli_per_category is not None:
+        categories = config.stimulus_categories
+        if categories is not None:
+            categories = sorted(set(categories) | {"no_perturbation"})
+        stimuli = select_stimuli(stimuli, categories=categories,
+                                 per_category=config.stimuli_per_category, seed=config.seed)
+    return questions, stimuli, load_ontology(config.ontology)
+
+
+def plan_cells(config: AuditConfig) -> tuple[list[Cell], dict]:
+    """All cells of the audit and the manifest entry describing its inputs."""
+    questions, stimuli, ontology = select_inputs(config)
+    cells = design_cells(questions, stimuli, config.samples)
+    inputs = {
+        "questions": len(questions), "stimuli": len(stimuli), "cells": len(cells),
+        "questions_sha256": content_hash(questions), "stimuli_sha256": content_hash(stimuli),
+        "ontology_sha256": ontology.content_hash(), "ontology_version": ontology.version,
+    }
+    return cells, inputs
+
+
+def check_manifest(store, config: AuditConfig, inputs: dict, run_dir: str | Path) -> None:
+    """Refuse to resume a run directory that holds a different audit."""
+    previous = store.read_manifest().get("audit")
+    if not previous:
+        return
+    old, new = previous.get("config", {}), config.model_dump()
+    changed = sorted(k for k in set(old) | set(new)
+                     if k not in RUNTIME_ONLY and old.get(k) != new.get(k))
+    for key in ("questions_sha256", "stimuli_sha256", "ontology_sha256"):
+        if previous.get("inputs", {}).get(key) != inputs[key]:
+            changed.append(key.removesuffix("_sha256") + " content")
+    if changed:
+        raise MemlensError(
+            f"run directory {run_dir} holds an audit "
+            f"with different settings ({', '.join(changed)}); use another --out to start a new "
+            "audit, or the same settings to resume it")
+
+
+def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
+    """Record config, versions, model strings, seeds and input hashes."""
+    import platform
+
+    from memlens import __version__
+
+    store.write_manifest({"audit": {
+        "config": config.model_dump(), "inputs": inputs, "memlens_version": __version__,
+        "python": platform.python_version(), "model": config.model, "labeler": config.labeler,
+        "seed": config.seed, "seeds": "sample seed = sha256(seed|question|stimulus|sample)[:31 bits]",
+    }})
+
+
+def drift_frame(store):
+    """The stored drift rows as the table ``memlens.stats`` expects (plus ``model``)."""
+    import pandas as pd
+
+    rows = store.rows(DRIFT_TABLE)
+    frame = pd.DataFrame(rows, columns=[*DRIFT_COLUMNS])
+    if not frame.empty:
+        frame = frame.sort_values(["question_id", "stimulus_id", "sample"], kind="stable")
+    return frame.reset_index(drop=True)
+
+
+def run_stats(store, config: AuditConfig) -> tuple[dict | None, str | None]:
+    """Statistics on the drift table; reused when table, seed and B are unchanged.
+
+    A table the statistics cannot analyse (e.g. no noise rows) is recorded as an error
+    message, never raised: every earlier stage's work stays stored and reported.
+    """
+    frame = drift_frame(store)
+    key = hashlib.sha256((frame.to_csv(index=False) + f"|{config.seed}|{config.n_bootstrap}")
+                         .encode()).hexdigest()
+    stored = next((row for row in store.rows(STATS_TABLE) if row["id"] == "stats"), None)
+    if stored and stored.get("input_sha256") == key:
+        return stored.get("stats"), stored.get("error")
+    from memlens.stats import analyze
+
+    stats, error = None, None
+    try:
+        stats = analyze(frame, metrics=["dtw", "sri"], seed=config.seed,
+                        n_bootstrap=config.n_bootstrap)
+    except MemlensError as problem:
+        error = str(problem)
+    store.put_rows(STATS_TABLE, [{"id": "stats", "input_sha256": key, "stats": stats,
+                                  "error": error}])
+    return stats, error
+
+
+def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True,
+              report: bool = True) -> AuditResult:
+    """Run (or resume) the audit described by ``config`` in ``run_dir``."""
+    from memlens.models import get_model
+    from memlens.ontology import get_labeler, load_ontology
+    from memlens.store import RunStore
+
+    timer = time.perf_counter()
+    result = AuditResult(run_dir=str(run_dir))
+    cells, inputs = plan_cells(config)
+    with RunStore(run_dir) as store:
+        check_manifest(store, config, inputs, run_dir)
+        write_manifest(store, config, inputs)
+        result.calls = run_generation(cells, config, store, lambda: get_model(config.model),
+                                      progress=progress)
+        result.seconds["generate"] = time.perf_counter() - timer
+        result.labels = run_labeling(
+            store, lambda: get_labeler(config.labeler, ontology=load_ontology(config.ontology),
+                                       store=store),
+            batch=config.label_batch, progress=progress)
+        result.seconds["label"] = time.perf_counter() - timer - result.seconds["generate"]
+        result.drift = run_drift(store)
+        result.stats, result.stats_error = run_stats(store, config)
+        result.quality = data_quality(store.rows(STEPS_TABLE), store.rows(LABELS_TABLE),
+                                      store.rows(DRIFT_TABLE))
+    if report:
+        from memlens.report import build_report
+
+        result.report = str(build_report(run_dir))
+    result.seconds["total"] = time.perf_counter() - timer
+    return result
+
+
+def planned_requests(config: AuditConfig):
+    """Every generation request of the audit (for ``--dry-run``)."""
+    cells, inputs = plan_cells(config)
+    return [build_request(cell, config) for cell in cells], inputs
