@@ -1,0 +1,9 @@
+"""The runner: cache + resume + bounded concurrency + progress, and the dry-run plan.
+
+See docs/run-store.md.
+"""
+
+from memlens.engine.plan import RunPlan, estimate_prompt_tokens, plan_requests
+from memlens.engine.runner import run_requests
+
+__all__ = ["RunPlan", "estimate_prompt_tokens", "plan_requests", "run_requests"]

@@ -1,0 +1,118 @@
+"""Three ways to run the calls: asyncio (API backends), a thread pool (sync backends), and
+batches (vLLM / batch-capable backends). Each hands every outcome to ``on_result`` in the
+calling thread as soon as it exists, and stops launching new calls on Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+from memlens.engine.calls import Outcome, as_failure, call_async, call_sync, checked
+from memlens.models.base import ChatModel, ChatRequest, ModelCallError
+
+Item = tuple[str, ChatRequest]  # (cache key, request)
+OnResult = Callable[[str, ChatRequest, Outcome], None]
+
+
+def mode_of(model: ChatModel) -> str:
+    """``"batch"`` if the model has ``complete_batch``, ``"async"`` if it has a coroutine
+    ``acomplete``, else ``"threads"``."""
+    if callable(getattr(model, "complete_batch", None)):
+        return "batch"
+    if inspect.iscoroutinefunction(getattr(model, "acomplete", None)):
+        return "async"
+    return "threads"
+
+
+def run_async(model: ChatModel, items: Sequence[Item], on_result: OnResult,
+              concurrency: int) -> None:
+    """At most ``concurrency`` ``acomplete`` calls in flight, on a fresh event loop (on a helper
+    thread when the caller is itself inside a running loop, e.g. a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(_workers(model, items, on_result, concurrency))
+        return
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(_workers(model, items, on_result, concurrency))
+        except BaseException as error:
+            failure.append(error)
+
+    helper = threading.Thread(target=target, name="memlens-event-loop")
+    helper.start()
+    helper.join()
+    if failure:
+        raise failure[0]
+
+
+async def _workers(model: ChatModel, items: Sequence[Item], on_result: OnResult,
+                   concurrency: int) -> None:
+    pending = iter(items)  # shared by the workers; next() never yields to the loop
+
+    async def worker() -> None:
+        for key, request in pending:
+            outcome = await call_async(model, request)
+            on_result(key, request, outcome)
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(items)))))
+
+
+def run_threads(model: ChatModel, items: Sequence[Item], on_result: OnResult,
+                concurrency: int) -> None:
+    """``complete`` on ``concurrency`` threads; at most 2 × concurrency calls are queued so
+    Ctrl-C stops launching quickly (calls already running finish; their results are dropped)."""
+    pending = iter(items)
+    in_flight: dict[Future, Item] = {}
+    executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="memlens-call")
+    try:
+        while True:
+            for key, request in pending:
+                in_flight[executor.submit(call_sync, model, request)] = (key, request)
+                if len(in_flight) >= 2 * concurrency:
+                    break
+            if not in_flight:
+                return
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in done:
+                key, request = in_flight.pop(future)
+                on_result(key, request, future.result())
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def run_batches(model: ChatModel, items: Sequence[Item], on_result: OnResult,
+                batch_size: int) -> None:
+    """``complete_batch`` on chunks of up to ``batch_size`` requests sharing their generation
+    parameters; each chunk's outcomes are handed on as it returns."""
+    for chunk in _chunks(items, batch_size):
+        params = chunk[0][1].params
+        start = time.perf_counter()
+        try:
+            replies = list(model.complete_batch([list(r.messages) for _, r in chunk], params))
+        except Exception as error:
+            replies = [as_failure(error)] * len(chunk)
+        if len(replies) != len(chunk):
+            replies = [ModelCallError(f"backend returned {len(replies)} replies for "
+                                      f"{len(chunk)} prompts")] * len(chunk)
+        elapsed = (time.perf_counter() - start) / len(chunk)
+        for (key, request), reply in zip(chunk, replies, strict=True):
+            on_result(key, request, checked(reply, elapsed))
+
+
+def _chunks(items: Sequence[Item], size: int) -> list[list[Item]]:
+    """Group by generation parameters (one ``complete_batch`` call takes one ``params``),
+    then cut each group into chunks of ``size``."""
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        signature = json.dumps(item[1].params.to_dict(), sort_keys=True, default=str)
+        groups.setdefault(signature, []).append(item)
+    return [group[start:start + size] for group in groups.values()
+            for start in range(0, len(group), size)]

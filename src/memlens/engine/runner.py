@@ -1,0 +1,90 @@
+"""``run_requests``: the cache-aware, resumable, concurrent runner every stage uses."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memlens.engine import dispatch
+from memlens.engine.calls import Outcome
+from memlens.engine.progress import RunProgress
+from memlens.engine.writer import ResultWriter
+from memlens.errors import MemlensError
+from memlens.models.base import ChatModel, ChatRequest, ModelCallError
+from memlens.store import RunStore
+
+DEFAULT_CONCURRENCY = {"async": 16, "threads": 1, "batch": 64}
+
+
+def resolve_concurrency(model: ChatModel, mode: str, concurrency: int | None) -> int:
+    """The explicit ``concurrency``, else ``model.max_concurrency``, else the mode default
+    (16 async calls, 1 thread for a sync backend not declaring itself thread-safe, batches
+    of 64)."""
+    value = concurrency if concurrency is not None else getattr(model, "max_concurrency", None)
+    value = value if value is not None else DEFAULT_CONCURRENCY[mode]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise MemlensError(f"concurrency must be a positive integer, got {value!r}")
+    return value
+
+
+def run_requests(model: ChatModel, requests: Sequence[ChatRequest],
+                 store: RunStore | None = None, *, concurrency: int | None = None,
+                 progress: bool = True, desc: str = "") -> list[Outcome]:
+    """Answer every request, in order, calling the model only for what ``store`` lacks.
+
+    Returns one ``ChatResponse`` or ``ModelCallError`` per request (same order). Identical
+    requests are computed once. Stored failures are *not* cache hits: they are retried. Each
+    outcome is written to ``store`` the moment it arrives, so a kill loses at most the calls in
+    flight; Ctrl-C stops launching calls, stores what has finished and re-raises
+    ``KeyboardInterrupt``.
+
+    >>> from memlens.models import FakeModel
+    >>> ask = ChatRequest(({"role": "user", "content": "hi"},))
+    >>> model = FakeModel(["hello"])
+    >>> [reply.text for reply in run_requests(model, [ask, ask], progress=False)], len(model.calls)
+    (['hello', 'hello'], 1)
+    """
+    requests = list(requests)
+    keys = [request.cache_key(model.model_id) for request in requests]
+    results: list[Outcome | None] = [None] * len(requests)
+    cached = store.cached_responses(keys) if store is not None else {}
+    positions: dict[str, list[int]] = {}
+    for index, key in enumerate(keys):
+        if key in cached:
+            results[index] = cached[key]
+        else:
+            positions.setdefault(key, []).append(index)
+    items = [(key, requests[indexes[0]]) for key, indexes in positions.items()]
+    if items:
+        _run_calls(model, items, positions, results, store, concurrency=concurrency,
+                   cached=len(requests) - sum(map(len, positions.values())),
+                   progress=progress, desc=desc)
+    return results  # type: ignore[return-value]  # every slot is filled
+
+
+def _run_calls(model: ChatModel, items: list[tuple[str, ChatRequest]],
+               positions: dict[str, list[int]], results: list, store: RunStore | None, *,
+               concurrency: int | None, cached: int, progress: bool, desc: str) -> None:
+    mode = dispatch.mode_of(model)
+    width = resolve_concurrency(model, mode, concurrency)
+    writer = ResultWriter(store, model.model_id) if store is not None else None
+    bar = RunProgress(len(items), cached, desc, enabled=progress)
+
+    def on_result(key: str, request: ChatRequest, outcome: Outcome) -> None:
+        if writer is not None:
+            writer.submit(key, request, outcome)
+        for index in positions[key]:
+            results[index] = outcome
+        bar.advance(isinstance(outcome, ModelCallError))
+
+    run = {"async": dispatch.run_async, "threads": dispatch.run_threads,
+           "batch": dispatch.run_batches}[mode]
+    try:
+        run(model, items, on_result, width)
+    except BaseException:
+        if writer is not None:
+            writer.close(raise_error=False)  # keep what finished; the original error wins
+        raise
+    finally:
+        bar.close()
+    if writer is not None:
+        writer.close()

@@ -1,0 +1,319 @@
+"""``RunStore``: the single SQLite file (WAL) that holds everything one run produces.
+
+Layout of ``run_dir/memlens.sqlite``: ``manifest`` (name -> JSON), ``responses`` (the request
+cache), ``failures`` (calls that failed for good, retried by the next run) and one
+``stage_<name>`` table per generic stage table (key -> JSON row).
+
+Durability: WAL with ``synchronous=NORMAL``. Every committed transaction survives the process
+being killed (SIGKILL, Ctrl-C, a crash): the WAL is written before COMMIT returns and SQLite
+recovers it on the next open. Only an operating-system crash or power cut can lose the last few
+commits (never corrupt the file); for a request cache that costs at most re-paying those calls,
+while ``FULL`` would add an fsync to every commit.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memlens import __version__
+from memlens.errors import MemlensError
+from memlens.models.base import ChatRequest, ChatResponse, ModelCallError
+from memlens.store import lock
+from memlens.store.encoding import (
+    RESERVED_TABLES,
+    check_table_name,
+    redact_mapping,
+    redact_text,
+    to_json,
+)
+
+DB_NAME = "memlens.sqlite"
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS manifest (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY, model_id TEXT, tag TEXT, sample_index INTEGER, messages TEXT,
+    params TEXT, response TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER,
+    latency_s REAL, created_at TEXT);
+CREATE TABLE IF NOT EXISTS failures (
+    key TEXT PRIMARY KEY, model_id TEXT, tag TEXT, sample_index INTEGER, messages TEXT,
+    params TEXT, reason TEXT, attempts INTEGER, created_at TEXT);
+"""
+_LOOKUP_CHUNK = 500  # stays below SQLite's bound-parameter limit
+Outcome = ChatResponse | ModelCallError
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class RunStore:
+    """The run store of one run directory; use as a context manager.
+
+    ``read_only=True`` opens an existing store without taking the run lock (for export or
+    inspection while a run is going).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as run_dir, RunStore(run_dir) as store:
+    ...     store.put_rows("labels", [{"id": "a", "symbol": "S1"}, {"id": "b", "symbol": "P2"}])
+    ...     store.put_rows("labels", [{"id": "a", "symbol": "S3"}])
+    ...     store.rows("labels")
+    [{'id': 'a', 'symbol': 'S3'}, {'id': 'b', 'symbol': 'P2'}]
+    """
+
+    def __init__(self, run_dir: str | Path, *, read_only: bool = False):
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / DB_NAME
+        self.read_only = read_only
+        self._mutex = threading.RLock()  # one connection, shared by the engine's writer thread
+        self._lock_token: str | None = None
+        self._conn = self._open_read_only() if read_only else self._open_writable()
+
+    # -- opening and closing -------------------------------------------------------------
+    def _open_writable(self) -> sqlite3.Connection:
+        if self.run_dir.exists() and not self.run_dir.is_dir():
+            raise MemlensError(f"run directory {self.run_dir} exists and is not a directory")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._lock_token = lock.acquire(self.run_dir)
+        try:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                   check_same_thread=False)
+            self._check_database(conn)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            conn.execute("INSERT OR IGNORE INTO manifest VALUES ('memlens_version', ?), "
+                         "('created_at', ?)", (json.dumps(__version__), json.dumps(_now())))
+        except BaseException:
+            lock.release(self._lock_token)
+            raise
+        return conn
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise MemlensError(f"no run store in {self.run_dir} (missing {DB_NAME})")
+        conn = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True,
+                               timeout=30, isolation_level=None, check_same_thread=False)
+        self._check_database(conn)
+        return conn
+
+    def _check_database(self, conn: sqlite3.Connection) -> None:
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            raise MemlensError(f"{self.path} is not a memlens run store ({error})") from None
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise MemlensError(f"{self.path} was written by a newer memlens (store schema "
+                               f"{version}, this version reads {SCHEMA_VERSION}); upgrade memlens")
+
+    def close(self) -> None:
+        """Close the connection and release the run-directory lock (idempotent)."""
+        with self._mutex:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if self._lock_token is not None:
+                lock.release(self._lock_token)
+                self._lock_token = None
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` … ``COMMIT``; rolled back on any exception."""
+        with self._mutex:
+            if self._conn is None:
+                raise MemlensError(f"run store {self.path} is closed")
+            if self.read_only:
+                raise MemlensError(f"run store {self.path} was opened read-only")
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _query(self, sql: str, parameters: Iterable[Any] = ()) -> list[tuple]:
+        with self._mutex:
+            if self._conn is None:
+                raise MemlensError(f"run store {self.path} is closed")
+            return self._conn.execute(sql, tuple(parameters)).fetchall()
+
+    # -- manifest ------------------------------------------------------------------------
+    def write_manifest(self, entries: dict[str, Any]) -> None:
+        """Merge ``entries`` into the manifest (top-level keys replace earlier values).
+
+        Values under secret-looking names (``api_key``, ``token``, ``password``…) are stored as
+        ``"<redacted>"``: secrets never reach the store.
+        """
+        safe = redact_mapping(dict(entries))
+        values = [(str(name), to_json(value, f"manifest entry '{name}'"))
+                  for name, value in safe.items()]
+        with self._transaction() as conn:
+            conn.executemany("INSERT INTO manifest VALUES (?, ?) ON CONFLICT(name) "
+                             "DO UPDATE SET value = excluded.value", values)
+
+    def read_manifest(self) -> dict[str, Any]:
+        """The whole manifest; always holds ``memlens_version`` and ``created_at``."""
+        return {name: json.loads(value)
+                for name, value in self._query("SELECT name, value FROM manifest ORDER BY rowid")}
+
+    # -- request cache -------------------------------------------------------------------
+    def get_response(self, key: str) -> ChatResponse | None:
+        """The stored response for a cache key, or None (failures are not cache hits)."""
+        found = self._query("SELECT response FROM responses WHERE key = ?", (key,))
+        return ChatResponse.from_dict(json.loads(found[0][0])) if found else None
+
+    def cached_responses(self, keys: Iterable[str]) -> dict[str, ChatResponse]:
+        """Bulk form of ``get_response``: the stored responses among ``keys``."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, ChatResponse] = {}
+        for start in range(0, len(wanted), _LOOKUP_CHUNK):
+            chunk = wanted[start:start + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for key, text in self._query(
+                    f"SELECT key, response FROM responses WHERE key IN ({marks})", chunk):
+                found[key] = ChatResponse.from_dict(json.loads(text))
+        return found
+
+    def put_response(self, key: str, request: ChatRequest, response: ChatResponse, *,
+                     model_id: str = "") -> None:
+        """Store one response (replacing any earlier failure of the same key)."""
+        self.put_results([(key, request, response)], model_id=model_id)
+
+    def put_failure(self, key: str, request: ChatRequest, reason: str, attempts: int, *,
+                    model_id: str = "") -> None:
+        """Record a call that failed for good. ``attempts`` add up across runs."""
+        self.put_results([(key, request, ModelCallError(reason, attempts))], model_id=model_id)
+
+    def put_results(self, results: Iterable[tuple[str, ChatRequest, Outcome]], *,
+                    model_id: str = "") -> None:
+        """Store many responses / failures in one transaction (the engine's writer uses this)."""
+        successes, failures = [], []
+        now = _now()
+        for key, request, outcome in results:
+            common = (key, model_id, request.tag, request.sample_index,
+                      to_json(list(request.messages), f"messages of request {request.tag!r}"),
+                      to_json(request.params.to_dict(), f"params of request {request.tag!r}"))
+            if isinstance(outcome, ModelCallError):
+                failures.append((*common, redact_text(outcome.reason), outcome.attempts, now))
+            else:
+                successes.append((*common, to_json(outcome.to_dict(), f"response {key}"),
+                                  outcome.prompt_tokens, outcome.completion_tokens,
+                                  outcome.latency_s, now))
+        with self._transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                             successes)
+            conn.executemany("DELETE FROM failures WHERE key = ?", [(s[0],) for s in successes])
+            conn.executemany(
+                "INSERT INTO failures VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET "
+                "reason = excluded.reason, attempts = failures.attempts + excluded.attempts, "
+                "created_at = excluded.created_at", failures)
+
+    def usage(self, model_id: str | None = None) -> dict[str, int]:
+        """Totals over stored responses (of one model, if given): ``responses``,
+        ``prompt_tokens``, ``completion_tokens``."""
+        where, parameters = ("WHERE model_id = ?", (model_id,)) if model_id is not None else ("", ())
+        count, prompt, completion = self._query(
+            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), "
+            f"COALESCE(SUM(completion_tokens), 0) FROM responses {where}", parameters)[0]
+        return {"responses": count, "prompt_tokens": prompt, "completion_tokens": completion}
+
+    def response_keys(self) -> set[str]:
+        """Cache keys of every stored response."""
+        return {key for (key,) in self._query("SELECT key FROM responses")}
+
+    def failures(self) -> list[dict[str, Any]]:
+        """Calls still failed: key, model_id, tag, sample_index, messages, params, reason,
+        attempts (summed over runs), created_at."""
+        return [_decode(row) for row in self.records("failures")]
+
+    # -- generic stage tables ------------------------------------------------------------
+    def put_rows(self, table: str, rows: list[dict], key: str = "id") -> None:
+        """Upsert ``rows`` into stage table ``table`` by ``str(row[key])``, in one transaction."""
+        physical = self._stage(table)
+        values = []
+        for index, row in enumerate(rows):
+            if not isinstance(row, dict) or key not in row:
+                raise MemlensError(f"row {index} for table '{table}' has no key field '{key}'")
+            values.append((str(row[key]), to_json(row, f"row {index} of table '{table}'")))
+        with self._transaction() as conn:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {physical} "
+                         "(key TEXT PRIMARY KEY, row TEXT NOT NULL)")
+            conn.executemany(f"INSERT INTO {physical} VALUES (?, ?) ON CONFLICT(key) "
+                             "DO UPDATE SET row = excluded.row", values)
+
+    def rows(self, table: str) -> list[dict]:
+        """Every row of a stage table in first-insertion order ([] if it does not exist)."""
+        if table not in self.tables():
+            return []
+        return [json.loads(text)
+                for (text,) in self._query(f"SELECT row FROM {self._stage(table)} ORDER BY rowid")]
+
+    def row_keys(self, table: str) -> set[str]:
+        """The keys present in a stage table (empty if it does not exist)."""
+        if table not in self.tables():
+            return set()
+        return {key for (key,) in self._query(f"SELECT key FROM {self._stage(table)}")}
+
+    def delete_table(self, table: str) -> None:
+        """Drop a stage table (no error if it does not exist)."""
+        physical = self._stage(table)
+        with self._transaction() as conn:
+            conn.execute(f"DROP TABLE IF EXISTS {physical}")
+
+    def tables(self) -> list[str]:
+        """Names of the existing stage tables."""
+        names = self._query("SELECT name FROM sqlite_master WHERE type = 'table' "
+                            "AND name LIKE 'stage\\_%' ESCAPE '\\' ORDER BY name")
+        return [name[len("stage_"):] for (name,) in names]
+
+    @staticmethod
+    def _stage(table: str) -> str:
+        check_table_name(table)
+        if table in RESERVED_TABLES:
+            raise MemlensError(f"'{table}' is a built-in table of the run store; "
+                               "choose another stage-table name")
+        return f"stage_{table}"
+
+    # -- export --------------------------------------------------------------------------
+    def records(self, table: str) -> list[dict[str, Any]]:
+        """Flat records of ``responses``, ``failures``, ``manifest`` or a stage table."""
+        if table in RESERVED_TABLES:
+            with self._mutex:
+                cursor = self._conn.execute(f"SELECT * FROM {table} ORDER BY rowid")
+                names = [column[0] for column in cursor.description]
+                return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        check_table_name(table)
+        if table not in self.tables():
+            known = ", ".join(sorted(RESERVED_TABLES) + self.tables())
+            raise MemlensError(f"no table '{table}' in {self.path}; tables: {known}")
+        return self.rows(table)
+
+    def export(self, table: str, path: str | Path) -> int:
+        """Write ``table`` to ``path`` (.parquet, .csv or .jsonl); return the number of rows."""
+        from memlens.store.export import write_records
+
+        return write_records(self.records(table), Path(path), table)
+
+
+def _decode(record: dict[str, Any]) -> dict[str, Any]:
+    for name in ("messages", "params"):
+        if record.get(name):
+            record[name] = json.loads(record[name])
+    return record
