@@ -51,7 +51,8 @@ def steps_row(cell: Cell, result) -> dict:
     row = {
         "id": cell.id, "question_id": cell.question.id, "stimulus_id": cell.stimulus.id,
         "condition_class": cell.stimulus.stimulus_class, "category": cell.stimulus.category,
-        "sample": cell.sample,
+        "sample": cell.sample, "question_text": cell.question.text,
+        "stimulus_text": cell.stimulus.text,
     }
     if isinstance(result, ModelCallError):
         return {**row, "status": "failed_call", "reason": str(result.reason), "method": "none",

@@ -1,0 +1,114 @@
+"""``build_report(run_dir)``: everything in the report from the run store, no model call."""
+
+from __future__ import annotations
+
+import json
+import math
+from html import escape
+from pathlib import Path
+
+from memlens.errors import MemlensError
+from memlens.report import figures, tables
+from memlens.report.html import figure_html, page, table_html, validity_html
+from memlens.report.trajectory import viewer_html
+
+
+def _json_safe(value):
+    """NaN / inf -> None, recursively (stats.json is strict JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def load_run(run_dir: Path) -> dict:
+    """Manifest, stage rows, statistics and data quality of an audit run directory."""
+    from memlens.audit.config import AuditConfig
+    from memlens.audit.drift import DRIFT_TABLE
+    from memlens.audit.generate import STEPS_TABLE
+    from memlens.audit.labels import LABELS_TABLE
+    from memlens.audit.pipeline import drift_frame, run_stats
+    from memlens.audit.quality import data_quality
+    from memlens.store import RunStore
+
+    if not (run_dir / "memlens.sqlite").exists():
+        raise MemlensError(f"{run_dir} is not a memlens run directory (no memlens.sqlite)")
+    with RunStore(run_dir) as store:
+        manifest = store.read_manifest().get("audit")
+        if not manifest:
+            raise MemlensError(f"{run_dir} holds no audit (its manifest has no 'audit' entry)")
+        config = AuditConfig.model_validate(manifest["config"])
+        run = {"manifest": manifest, "config": config, "steps": store.rows(STEPS_TABLE),
+               "labels": store.rows(LABELS_TABLE), "drift": store.rows(DRIFT_TABLE),
+               "frame": drift_frame(store)}
+        run["stats"], run["stats_error"] = run_stats(store, config)
+        run["failures"] = len(store.failures())
+    run["quality"] = data_quality(run["steps"], run["labels"], run["drift"])
+    return run
+
+
+def _figures(stats: dict | None, fig_dir: Path) -> dict[str, str]:
+    if not stats:
+        return {}
+    return {
+        "validity": figures.save_figure(figures.validity_figure(stats), fig_dir, "validity"),
+        "persona_forest": figures.save_figure(figures.forest_figure(stats), fig_dir,
+                                              "persona_forest"),
+        "tiers": figures.save_figure(figures.tier_figure(stats), fig_dir, "tiers"),
+    }
+
+
+def _header(run: dict) -> str:
+    manifest, quality = run["manifest"], run["quality"]
+    return (f'<p class="meta">model <b>{escape(str(manifest.get("model")))}</b> · labeler '
+            f'<b>{escape(str(manifest.get("labeler")))}</b> · {quality["questions"]} questions · '
+            f'{quality["responses"]} responses · {quality["drift_rows"]} drift rows · seed '
+            f'{escape(str(manifest.get("seed")))} · memlens '
+            f'{escape(str(manifest.get("memlens_version")))}</p>')
+
+
+def build_report(run_dir: str | Path) -> Path:
+    """Write ``report.html``, ``figures/`` (PNG+SVG), ``tables/`` (CSV+Parquet) and
+    ``stats.json`` into ``run_dir``; returns the path of ``report.html``."""
+    run_dir = Path(run_dir)
+    run = load_run(run_dir)
+    stats, quality = run["stats"], run["quality"]
+    quality_with_store = {**quality, "failed_calls_in_request_log": run["failures"]}
+    table_dir = run_dir / "tables"
+    categories = tables.category_table(stats or {})
+    mixed = tables.mixed_model_table(stats or {})
+    tables.write_table(run["frame"], table_dir, "drift")
+    tables.write_table(categories, table_dir, "categories")
+    tables.write_table(mixed, table_dir, "mixed_model")
+    tables.write_table(tables.quality_table(quality_with_store), table_dir, "data_quality")
+    if stats is not None:
+        (run_dir / "stats.json").write_text(json.dumps(_json_safe(stats), indent=2))
+    images = _figures(stats, run_dir / "figures")
+
+    def fig(name: str, alt: str) -> str:
+        return figure_html(images[name], alt, name) if name in images else "<p>(no statistics)</p>"
+
+    persona = categories[categories["condition_class"] == "persona"] if not categories.empty \
+        else categories
+    sections = [
+        ("Instrument validity", validity_html(stats, run["stats_error"])
+         + fig("validity", "validity figure")),
+        ("Persona drift (d_rel, 95% cluster-bootstrap CI)", fig("persona_forest", "forest plot")
+         + table_html(persona.sort_values(["metric", "d_rel"], ascending=[True, False])
+                      if not persona.empty else persona)),
+        ("All categories", fig("tiers", "tier figure")),
+        ("Mixed-effects model", table_html(mixed)),
+        ("Data quality", table_html(tables.quality_table(quality_with_store))
+         + "<p class=\"meta\">Responses without steps, failed calls and responses whose steps "
+           "are all unlabeled are excluded from drift (counted here, never dropped silently); "
+           "unlabeled steps are left out of a response's symbol sequence.</p>"),
+        ("Trajectory viewer", viewer_html(run["drift"], run["steps"], run["labels"])),
+        ("All category statistics", table_html(categories)),
+    ]
+    html = page("memlens audit report", sections, _header(run))
+    out = run_dir / "report.html"
+    out.write_text(html, encoding="utf-8")
+    return out

@@ -1,0 +1,158 @@
+"""Report figures (matplotlib, Agg): validity, persona forest plot, all-category tiers, comparison.
+
+Each function takes the ``stats.json`` structure of ``memlens.stats.analyze`` and returns a
+matplotlib Figure; ``save_figure`` writes PNG + SVG and returns the PNG as base64 for inlining.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+METRICS = ("dtw", "sri")
+CLASS_COLORS = {"control": "#7f7f7f", "noise": "#4c72b0", "persona": "#dd8452",
+                "life_event": "#c44e52"}
+
+
+def _num(value) -> float:
+    """A finite float or NaN (stats.json stores NaN as null)."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return value if math.isfinite(value) else math.nan
+
+
+def _ci(entry: dict, key: str) -> tuple[float, float]:
+    ci = entry.get(key) or [None, None]
+    return _num(ci[0]), _num(ci[1])
+
+
+def categories_of(stats: dict, metric: str, classes: tuple[str, ...]) -> list[tuple[str, dict]]:
+    """(category, entry) pairs of one metric whose condition class is in ``classes``."""
+    cats = stats.get("metrics", {}).get(metric, {}).get("categories", {})
+    return [(name, entry) for name, entry in cats.items()
+            if entry.get("condition_class") in classes]
+
+
+def _p_label(p: float) -> str:
+    if math.isnan(p):
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "ns"
+
+
+def _elevation_panel(ax, rows: list[tuple[str, dict]], title: str) -> None:
+    """Horizontal bars of % elevation over the floor with CIs and significance marks."""
+    names = [name for name, _ in rows]
+    values = [_num(entry.get("elevation_pct")) for _, entry in rows]
+    cis = [_ci(entry, "elevation_ci") for _, entry in rows]
+    colors = [CLASS_COLORS.get(entry.get("condition_class"), "#333") for _, entry in rows]
+    y = list(range(len(rows)))
+    ax.barh(y, [0 if math.isnan(v) else v for v in values], color=colors, alpha=0.85)
+    for yi, value, (low, high), (_, entry) in zip(y, values, cis, rows, strict=True):
+        if not (math.isnan(low) or math.isnan(high)):
+            ax.plot([low, high], [yi, yi], color="black", lw=1)
+        mark = _p_label(_num(entry.get("elevation_p")))
+        if not math.isnan(value):
+            ax.text(value, yi, f" {value:+.0f}% {mark}", va="center", fontsize=8)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(y, names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("% elevation over the no-memory floor")
+    ax.set_title(title, fontsize=10)
+
+
+def validity_figure(stats: dict):
+    """Figure 3 of the paper: elevation of noise (negative) and life events (positive control)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+    for ax, metric in zip(axes, METRICS, strict=True):
+        rows = (categories_of(stats, metric, ("noise",))
+                + categories_of(stats, metric, ("life_event",)))
+        _elevation_panel(ax, rows, f"{metric.upper()}: noise (blue) vs life events (red)")
+    fig.tight_layout()
+    return fig
+
+
+def tier_figure(stats: dict):
+    """Figure 5: every category's elevation, grouped by class (noise, persona, life event)."""
+    order = ("noise", "persona", "life_event")
+    rows_by_metric = {}
+    for metric in METRICS:
+        rows = []
+        for cls in order:
+            part = categories_of(stats, metric, (cls,))
+            rows += sorted(part, key=lambda r: _num(r[1].get("elevation_pct")))
+        rows_by_metric[metric] = rows
+    height = max(4.0, 0.28 * max(len(r) for r in rows_by_metric.values()) + 1.5)
+    fig, axes = plt.subplots(1, 2, figsize=(12, height))
+    for ax, metric in zip(axes, METRICS, strict=True):
+        _elevation_panel(ax, rows_by_metric[metric], f"{metric.upper()}: all categories")
+    fig.tight_layout()
+    return fig
+
+
+def forest_figure(stats: dict):
+    """Figure 4: persona d_rel with 95 % CIs, sorted; Cohen's d and letters in the margin."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    for ax, metric in zip(axes, METRICS, strict=True):
+        rows = sorted(categories_of(stats, metric, ("persona",)),
+                      key=lambda r: -_num(r[1].get("d_rel")) if not math.isnan(
+                          _num(r[1].get("d_rel"))) else math.inf)
+        y = list(range(len(rows)))
+        for yi, (_, entry) in zip(y, rows, strict=True):
+            value, (low, high) = _num(entry.get("d_rel")), _ci(entry, "d_rel_ci")
+            if not (math.isnan(low) or math.isnan(high)):
+                ax.plot([low, high], [yi, yi], color="#555", lw=1.2)
+            if not math.isnan(value):
+                ax.plot(value, yi, "o", color=CLASS_COLORS["persona"])
+            margin = f"d={_num(entry.get('cohen_d')):.2f}  {entry.get('letters', '')}"
+            ax.annotate(margin, xy=(1.02, yi), xycoords=("axes fraction", "data"),
+                        va="center", fontsize=8, family="monospace")
+        ax.axvline(0, color="black", lw=0.8, ls="--")
+        ax.set_yticks(y, [name for name, _ in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("d_rel = (mu_treat - mu_noise) / sigma_noise")
+        ax.set_title(f"{metric.upper()}: persona drift over pragmatic noise", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 0.93, 1))
+    return fig
+
+
+def compare_figure(frame):
+    """One panel per metric: d_rel per persona category, one marker series per run."""
+    metrics = [m for m in METRICS if m in set(frame["metric"])]
+    fig, axes = plt.subplots(1, max(len(metrics), 1), figsize=(12, 5), squeeze=False)
+    runs = list(dict.fromkeys(frame["run"]))
+    for ax, metric in zip(axes[0], metrics, strict=False):
+        part = frame[(frame["metric"] == metric) & (frame["condition_class"] == "persona")]
+        cats = sorted(set(part["category"]))
+        for k, run in enumerate(runs):
+            rows = part[part["run"] == run].set_index("category")
+            ys = [i + (k - (len(runs) - 1) / 2) * 0.15 for i in range(len(cats))]
+            xs = [_num(rows["d_rel"].get(c)) for c in cats]
+            ax.plot(xs, ys, "o", label=run)
+        ax.set_yticks(range(len(cats)), cats, fontsize=8)
+        ax.invert_yaxis()
+        ax.axvline(0, color="black", lw=0.8, ls="--")
+        ax.set_xlabel("d_rel")
+        ax.set_title(metric.upper())
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def save_figure(fig, out_dir: Path, name: str) -> str:
+    """Write ``name.png`` and ``name.svg`` into ``out_dir``; return the PNG as base64."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out_dir / f"{name}.svg")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    (out_dir / f"{name}.png").write_bytes(buffer.getvalue())
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")

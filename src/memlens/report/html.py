@@ -1,0 +1,89 @@
+"""The self-contained ``report.html``: inline CSS, figures as base64 PNG, no external URL.
+
+Everything inserted into the page is escaped here or in ``trajectory``; callers pass raw values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from html import escape
+
+import pandas as pd
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1300px;
+color:#222;line-height:1.4;padding:0 1em}
+h1{margin-bottom:0}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:1.6em}
+.verdict{font-size:1.3em;padding:.6em 1em;border-radius:6px;display:inline-block}
+.pass{background:#d8f0dc;border:1px solid #3a8d4a}.fail{background:#f8dada;border:1px solid #b33}
+.unknown{background:#eee;border:1px solid #999}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
+td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top;text-align:left}
+th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
+img{max-width:100%}.meta{color:#555;font-size:.9em}
+table.traj td{max-width:520px}table.traj td.sym{font-family:monospace;white-space:nowrap}
+table.traj td.num{color:#777}td.rep{color:#999;font-style:italic}
+tr.mismatch td{background:#fff1c9}tr.mismatch td.sym{color:#b00;font-weight:bold}
+.question{font-weight:bold}.warn{color:#b33;font-weight:bold}
+"""
+
+
+def fmt(value) -> str:
+    """A cell value as short escaped text (floats to 3 significant decimals, NaN as blank)."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.3g}" if abs(value) < 1e-3 else f"{value:.3f}"
+    if isinstance(value, list | tuple | dict):
+        return escape(json.dumps(value, default=str))
+    return escape(str(value))
+
+
+def table_html(frame: pd.DataFrame, max_rows: int = 500) -> str:
+    """An escaped HTML table of a data frame (first ``max_rows`` rows)."""
+    if frame.empty:
+        return "<p>(empty)</p>"
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in frame.columns)
+    body = []
+    for record in frame.head(max_rows).itertuples(index=False):
+        cells = "".join(
+            f'<td class="n">{fmt(v)}</td>' if isinstance(v, int | float) else f"<td>{fmt(v)}</td>"
+            for v in record)
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def figure_html(png_base64: str, alt: str, name: str) -> str:
+    """An inline PNG with a note on where its PNG/SVG files are."""
+    return (f'<img alt="{escape(alt)}" src="data:image/png;base64,{png_base64}">'
+            f'<p class="meta">files: figures/{escape(name)}.png, figures/{escape(name)}.svg</p>')
+
+
+def validity_html(stats: dict | None, stats_error: str | None) -> str:
+    """The verdict box and its individual checks."""
+    if not stats:
+        return ('<div class="verdict unknown">validity: not computed</div>'
+                f"<p>{escape(stats_error or 'no statistics yet')}</p>")
+    validity = stats.get("validity") or {}
+    verdict = str(validity.get("verdict", "unknown"))
+    klass = verdict if verdict in ("pass", "fail") else "unknown"
+    rows = []
+    for key, value in validity.items():
+        if key == "verdict":
+            continue
+        rows.append(f"<tr><th>{escape(str(key))}</th><td>{fmt(value)}</td></tr>")
+    warning = ("" if verdict == "pass" else
+               '<p class="warn">The instrument did not pass its validity checks: persona '
+               "results below are not interpretable.</p>")
+    return (f'<div class="verdict {klass}">instrument validity: <b>{escape(verdict)}</b></div>'
+            f"{warning}<table>{''.join(rows)}</table>")
+
+
+def page(title: str, sections: list[tuple[str, str]], header: str) -> str:
+    """The whole document: title, header block, then (heading, html) sections in order."""
+    body = "".join(f'<h2 id="s{k}">{escape(h)}</h2>{html}' for k, (h, html) in enumerate(sections))
+    nav = " · ".join(f'<a href="#s{k}">{escape(h)}</a>' for k, (h, _) in enumerate(sections))
+    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+            f"<h1>{escape(title)}</h1>{header}<p>{nav}</p>{body}</body></html>")

@@ -1,0 +1,114 @@
+"""The trajectory viewer: a baseline and a perturbed response aligned along the DTW path.
+
+Every string that came from a model (step texts) or from user data (questions, stimuli, labels)
+goes through ``html.escape``; the page's small script only toggles visibility.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from memlens.audit.drift import UNLABELED
+from memlens.metrics.path import dtw_path
+
+MAX_PAIRS = 400
+"""The viewer holds at most this many pairs (whole questions, in question order)."""
+
+
+def labelled_steps(steps: list[str], labels: list[str]) -> list[tuple[int, str, str]]:
+    """(step number, symbol, text) of the steps that carry a symbol, in order.
+
+    >>> labelled_steps(["a", "b", "c"], ["x", "unlabeled", "y"])
+    [(1, 'x', 'a'), (3, 'y', 'c')]
+    """
+    return [(k + 1, label, text) for k, (text, label) in enumerate(zip(steps, labels, strict=False))
+            if label != UNLABELED]
+
+
+def aligned_rows(base: list[tuple[int, str, str]],
+                 other: list[tuple[int, str, str]]) -> list[tuple[tuple, tuple, bool, bool]]:
+    """Rows (base step, other step, mismatch, repeated) along the DTW path of the symbols."""
+    _, path = dtw_path([s for _, s, _ in base], [s for _, s, _ in other])
+    rows, previous = [], (-1, -1)
+    for i, j in path:
+        repeated = (i == previous[0], j == previous[1])
+        rows.append((base[i], other[j], base[i][1] != other[j][1], repeated))
+        previous = (i, j)
+    return rows
+
+
+def _cell(step: tuple[int, str, str], repeated: bool) -> str:
+    number, symbol, text = step
+    if repeated:
+        return f'<td class="num">{number}</td><td class="sym">{escape(symbol)}</td>' \
+               '<td class="rep">(same step, aligned again)</td>'
+    return (f'<td class="num">{number}</td><td class="sym">{escape(symbol)}</td>'
+            f'<td>{escape(text)}</td>')
+
+
+def pair_html(drift_row: dict, base_steps: dict, other_steps: dict,
+              base_labels: list[str], other_labels: list[str]) -> str:
+    """The aligned two-column table of one drift row."""
+    base = labelled_steps(base_steps["steps"], base_labels)
+    other = labelled_steps(other_steps["steps"], other_labels)
+    lines = []
+    for b, o, mismatch, (rep_b, rep_o) in aligned_rows(base, other):
+        klass = ' class="mismatch"' if mismatch else ""
+        lines.append(f"<tr{klass}>{_cell(b, rep_b)}{_cell(o, rep_o)}</tr>")
+    head = (f'<p class="meta">DTW {drift_row["dtw"]:.3f} · SRI {drift_row["sri"]:.3f} · '
+            f'{len(base)} vs {len(other)} labelled steps · memory: '
+            f'<q>{escape(other_steps.get("stimulus_text") or "(none)")}</q></p>')
+    table = ('<table class="traj"><tr><th colspan="3">baseline (no memory, sample 0)</th>'
+             f'<th colspan="3">{escape(drift_row["stimulus_id"])} · sample '
+             f'{int(drift_row["sample"])}</th></tr>' + "".join(lines) + "</table>")
+    return head + table
+
+
+def viewer_html(drift_rows: list[dict], steps_rows: list[dict], label_rows: list[dict]) -> str:
+    """The viewer section: two selectors (question, condition) and one hidden panel per pair."""
+    steps = {row["id"]: row for row in steps_rows}
+    labels = {row["id"]: row["labels"] for row in label_rows}
+    chosen = sorted(drift_rows, key=lambda r: (r["question_id"], r["stimulus_id"], r["sample"]))
+    questions: list[str] = []
+    for row in chosen:
+        if row["question_id"] not in questions:
+            questions.append(row["question_id"])
+    keep, count = set(), 0
+    for question in questions:
+        size = sum(1 for r in chosen if r["question_id"] == question)
+        if count + size > MAX_PAIRS and keep:
+            break
+        keep.add(question)
+        count += size
+    chosen = [r for r in chosen if r["question_id"] in keep]
+    panels, options = [], []
+    for n, row in enumerate(chosen):
+        base, other = steps.get(row["baseline_id"]), steps.get(row["id"])
+        if base is None or other is None:
+            continue
+        body = pair_html(row, base, other, labels.get(row["baseline_id"], []),
+                         labels.get(row["id"], []))
+        hidden = "" if n == 0 else " hidden"
+        panels.append(f'<div class="pair" data-q="{escape(row["question_id"])}" '
+                      f'data-c="{escape(row["stimulus_id"])}|{int(row["sample"])}"{hidden}>'
+                      f'<p class="question">{escape(base.get("question_text", ""))}</p>{body}</div>')
+        options.append((row["question_id"], f'{row["stimulus_id"]}|{int(row["sample"])}'))
+    q_opts = "".join(f'<option value="{escape(q)}">{escape(q)}</option>'
+                     for q in dict.fromkeys(q for q, _ in options))
+    c_opts = "".join(f'<option value="{escape(c)}">{escape(c)}</option>'
+                     for c in dict.fromkeys(c for _, c in options))
+    note = (f"<p>{len(panels)} pairs from {len(keep)} questions"
+            + (f" (the first {len(keep)} of {len(questions)} questions)" if len(keep) < len(questions)
+               else "") + ". Rows whose symbols differ are highlighted.</p>")
+    return (note + '<p>question <select id="tq">' + q_opts + '</select> condition '
+            '<select id="tc">' + c_opts + '</select> <span id="tmiss" hidden>no pair for this '
+            'choice</span></p>' + "".join(panels) + VIEWER_SCRIPT)
+
+
+VIEWER_SCRIPT = """<script>
+(function(){var q=document.getElementById('tq'),c=document.getElementById('tc');
+if(!q){return;}function show(){var any=false;
+document.querySelectorAll('div.pair').forEach(function(d){var on=d.dataset.q===q.value&&d.dataset.c===c.value;
+d.hidden=!on;any=any||on;});document.getElementById('tmiss').hidden=any;}
+q.addEventListener('change',show);c.addEventListener('change',show);show();})();
+</script>"""
