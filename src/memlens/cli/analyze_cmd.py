@@ -1,5 +1,57 @@
-"""Sub-commands of `memlens` (placeholder until its issue lands: registers nothing)."""
+"""`memlens analyze`: statistics of a drift table → printed summary and DIR/stats.json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from importlib import resources
+from pathlib import Path
+
+from memlens.errors import MemlensError
+
+EXAMPLE = "drift_table.csv"
 
 
 def register(subparsers) -> None:
-    """Add this module's sub-commands to `subparsers`."""
+    """Add the ``analyze`` sub-command."""
+    parser = subparsers.add_parser(
+        "analyze", help="statistics of a drift table (noise floor, d_rel, validity verdict)",
+        description="Analyse a drift table (CSV or Parquet with question_id, condition_class, "
+                    "category and metric columns); print a summary and write DIR/stats.json.")
+    parser.add_argument("drift_table", nargs="?", metavar="DRIFT_TABLE",
+                        help="drift table (.csv or .parquet)")
+    parser.add_argument("--example", action="store_true",
+                        help="analyse the bundled simulated example table instead")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--bootstrap", type=int, default=10_000, metavar="B",
+                        help="bootstrap replicates (default 10000)")
+    parser.add_argument("--metrics", metavar="M1,M2",
+                        help="comma-separated metric columns to analyse (default: all)")
+    parser.add_argument("--model", help="analyse only these rows of the table's 'model' column")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, analyse, write ``stats.json`` and print the summary."""
+    from memlens.stats import analyze, format_summary, load_drift_table
+
+    if args.example == bool(args.drift_table):
+        raise MemlensError("analyze: give either DRIFT_TABLE or --example (exactly one)")
+    metrics = None
+    if args.metrics is not None:
+        metrics = [name.strip() for name in args.metrics.split(",") if name.strip()]
+    with resources.as_file(resources.files("memlens.data") / "examples" / EXAMPLE) as example:
+        table = load_drift_table(example if args.example else args.drift_table)
+    stats = analyze(table, metrics=metrics, seed=args.seed, n_bootstrap=args.bootstrap,
+                    model=args.model)
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "stats.json").write_text(json.dumps(stats, indent=2, allow_nan=False) + "\n",
+                                        encoding="utf-8")
+    except OSError as error:
+        raise MemlensError(f"--out {out}: cannot write stats.json ({error.strerror})") from error
+    print(format_summary(stats), end="")
+    print(f"\nwrote {out / 'stats.json'}")
+    return 0
