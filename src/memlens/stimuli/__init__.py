@@ -1,0 +1,21 @@
+"""Memory stimuli: the bundled catalogue (control, noise, persona, life events) and the pure
+injection modes that turn (question, stimulus) into chat messages."""
+
+from memlens.stimuli.catalogue import (
+    STIMULUS_CLASSES,
+    Stimulus,
+    load_stimuli,
+    select_stimuli,
+)
+from memlens.stimuli.inject import ACKNOWLEDGEMENT, INJECTION_MODES, MEMORY_HEADER, inject
+
+__all__ = [
+    "ACKNOWLEDGEMENT",
+    "INJECTION_MODES",
+    "MEMORY_HEADER",
+    "STIMULUS_CLASSES",
+    "Stimulus",
+    "inject",
+    "load_stimuli",
+    "select_stimuli",
+]
