@@ -1,5 +1,133 @@
-"""Sub-commands of `memlens` (placeholder until its issue lands: registers nothing)."""
+"""``memlens audit``, ``memlens report`` and ``memlens compare`` (argument parsing only)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+FLAG_FIELDS = {
+    "model": "model", "labeler": "labeler", "questions": "questions", "stimuli": "stimuli",
+    "ontology": "ontology", "mode": "mode", "samples": "samples", "max_tokens": "max_tokens",
+    "seed": "seed", "n_questions": "n_questions", "concurrency": "concurrency",
+    "bootstrap": "n_bootstrap", "temperature": "temperature",
+}
 
 
 def register(subparsers) -> None:
-    """Add this module's sub-commands to `subparsers`."""
+    """Add ``audit``, ``report`` and ``compare`` to ``subparsers``."""
+    audit = subparsers.add_parser(
+        "audit", help="run (or resume) a reasoning-drift audit and write its report",
+        description="questions x memory conditions -> responses -> steps -> labels -> drift -> "
+                    "statistics -> report. Re-run the same command to resume.")
+    audit.add_argument("--model", help="model string (default: embedded)")
+    audit.add_argument("--labeler", help="'embedded' or a model string (default: embedded)")
+    audit.add_argument("--questions", metavar="FILE", help="questions file (default: bundled)")
+    audit.add_argument("--stimuli", metavar="FILE", help="stimuli catalogue (default: bundled)")
+    audit.add_argument("--ontology", metavar="FILE", help="ontology file (default: bundled)")
+    audit.add_argument("--mode", choices=["prefix", "system", "history"])
+    audit.add_argument("--samples", type=int, metavar="N", help="responses per condition")
+    audit.add_argument("--n-questions", type=int, metavar="N", help="stratified question subset")
+    audit.add_argument("--max-tokens", type=int, metavar="N")
+    audit.add_argument("--temperature", type=float, metavar="T")
+    audit.add_argument("--seed", type=int)
+    audit.add_argument("--bootstrap", type=int, metavar="B", help="bootstrap replicates")
+    audit.add_argument("--concurrency", type=int, metavar="N")
+    audit.add_argument("--preset", choices=["quick", "standard", "paper"])
+    audit.add_argument("--config", metavar="FILE", help="YAML/JSON config; flags override it")
+    audit.add_argument("--out", required=True, metavar="RUN_DIR")
+    audit.add_argument("--dry-run", action="store_true", help="print the call and token plan")
+    audit.add_argument("--no-progress", action="store_true")
+    audit.set_defaults(func=run_audit_command)
+
+    report = subparsers.add_parser("report", help="rebuild an audit's report (no model call)")
+    report.add_argument("run_dir", metavar="RUN_DIR")
+    report.set_defaults(func=run_report_command)
+
+    compare = subparsers.add_parser("compare", help="compare audits side by side")
+    compare.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    compare.add_argument("--out", default="runs/compare", metavar="DIR")
+    compare.set_defaults(func=run_compare_command)
+
+
+def audit_config(args: argparse.Namespace):
+    """The ``AuditConfig`` from preset, config file and flags (flags win)."""
+    from memlens.audit import load_config
+
+    overrides = {field: getattr(args, flag) for flag, field in FLAG_FIELDS.items()}
+    return load_config(args.config, overrides, preset=args.preset)
+
+
+def run_audit_command(args: argparse.Namespace) -> int:
+    """``memlens audit``."""
+    from memlens.audit import run_audit
+
+    config = audit_config(args)
+    if args.dry_run:
+        return dry_run(config, args.out)
+    result = run_audit(config, args.out, progress=not args.no_progress)
+    print(summary_text(result))
+    return 0
+
+
+def dry_run(config, run_dir: str) -> int:
+    """Print the generation plan (calls, cached, tokens) and the label-call count."""
+    from pathlib import Path
+
+    from memlens.audit import planned_requests
+    from memlens.engine import plan_requests
+    from memlens.models import get_model
+
+    requests, inputs = planned_requests(config)
+    store = None
+    if (Path(run_dir) / "memlens.sqlite").exists():
+        from memlens.store import RunStore
+
+        store = RunStore(run_dir)
+    try:
+        plan = plan_requests(get_model(config.model), requests, store)
+    finally:
+        if store is not None:
+            store.close()
+    print(f"audit of {config.model}: {inputs['questions']} questions x {inputs['stimuli']} "
+          f"stimuli, {config.samples} sample(s) (+1 no-memory) = {inputs['cells']} responses")
+    print(plan)
+    labels = "no model calls (embedded)" if config.labeler == "embedded" else \
+        f"up to {inputs['cells']} calls to {config.labeler}"
+    print(f"labeling: {labels}")
+    return 0
+
+
+def summary_text(result) -> str:
+    """A short human summary of an ``AuditResult``."""
+    lines = [f"audit finished in {result.seconds.get('total', 0):.0f} s: "
+             f"{result.calls.get('pending', 0)} of {result.calls.get('cells', 0)} responses "
+             f"generated now ({result.calls.get('failed', 0)} failed), "
+             f"{result.drift.get('pairs', 0)} drift rows"]
+    if result.stats:
+        from memlens.stats import format_summary
+
+        lines.append(format_summary(result.stats))
+    elif result.stats_error:
+        lines.append(f"statistics not computed: {result.stats_error}")
+    lines.append("data quality: " + json.dumps(result.quality))
+    if result.report:
+        lines.append(f"report: {result.report}")
+    return "\n".join(lines)
+
+
+def run_report_command(args: argparse.Namespace) -> int:
+    """``memlens report RUN_DIR``."""
+    from memlens.report import build_report
+
+    print(f"report: {build_report(args.run_dir)}")
+    return 0
+
+
+def run_compare_command(args: argparse.Namespace) -> int:
+    """``memlens compare RUN_DIR… --out DIR``."""
+    from memlens.report import compare_runs
+
+    path = compare_runs(args.run_dirs, args.out)
+    print(f"comparison table: {path}", file=sys.stdout)
+    return 0
