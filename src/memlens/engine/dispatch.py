@@ -62,7 +62,12 @@ async def _workers(model: ChatModel, items: Sequence[Item], on_result: OnResult,
             outcome = await call_async(model, request)
             on_result(key, request, outcome)
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(items)))))
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(items)))))
+    finally:
+        closer = getattr(model, "aclose", None)  # API backends: close this loop's HTTP client
+        if inspect.iscoroutinefunction(closer):
+            await closer()
 
 
 def run_threads(model: ChatModel, items: Sequence[Item], on_result: OnResult,
@@ -81,7 +86,8 @@ def run_threads(model: ChatModel, items: Sequence[Item], on_result: OnResult,
             if not in_flight:
                 return
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            for future in done:
+            # an exception here is Ctrl-C (call_sync catches the rest): store the others first
+            for future in sorted(done, key=lambda finished: finished.exception() is not None):
                 key, request = in_flight.pop(future)
                 on_result(key, request, future.result())
     finally:
@@ -91,7 +97,8 @@ def run_threads(model: ChatModel, items: Sequence[Item], on_result: OnResult,
 def run_batches(model: ChatModel, items: Sequence[Item], on_result: OnResult,
                 batch_size: int) -> None:
     """``complete_batch`` on chunks of up to ``batch_size`` requests sharing their generation
-    parameters; each chunk's outcomes are handed on as it returns."""
+    parameters; each chunk's outcomes are handed on as it returns. A backend may put an
+    exception in place of a reply to fail just that prompt."""
     for chunk in _chunks(items, batch_size):
         params = chunk[0][1].params
         start = time.perf_counter()
@@ -104,7 +111,8 @@ def run_batches(model: ChatModel, items: Sequence[Item], on_result: OnResult,
                                       f"{len(chunk)} prompts")] * len(chunk)
         elapsed = (time.perf_counter() - start) / len(chunk)
         for (key, request), reply in zip(chunk, replies, strict=True):
-            on_result(key, request, checked(reply, elapsed))
+            outcome = as_failure(reply) if isinstance(reply, Exception) else checked(reply, elapsed)
+            on_result(key, request, outcome)
 
 
 def _chunks(items: Sequence[Item], size: int) -> list[list[Item]]:
