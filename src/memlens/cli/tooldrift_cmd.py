@@ -1,5 +1,92 @@
-"""Sub-commands of `memlens` (placeholder until its issue lands: registers nothing)."""
+"""``memlens tooldrift run|score``: the MemDrift tool-drift benchmark (docs/tooldrift.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
 
 
 def register(subparsers) -> None:
-    """Add this module's sub-commands to `subparsers`."""
+    """Add ``tooldrift`` and its sub-commands."""
+    parser = subparsers.add_parser("tooldrift", help="memory-induced tool drift (MemDrift)",
+                                   description="Does stored user memory change an agent's "
+                                               "tool-call parameters? See docs/tooldrift.md.")
+    commands = parser.add_subparsers(dest="tooldrift_command", metavar="SUBCOMMAND")
+    parser.set_defaults(func=lambda args: parser.print_help() or 2)
+    _register_run(commands)
+    _register_score(commands)
+
+
+def _register_run(commands) -> None:
+    run = commands.add_parser("run", help="call a model under base / neutral / biased memory")
+    run.add_argument("--model", required=True, help="model string, e.g. embedded, openai:MODEL@URL")
+    run.add_argument("--data", default=None,
+                     help="MemDrift folder (scenarios/, rubrics/…); default: the bundled sample")
+    run.add_argument("--out", required=True, type=Path, help="run directory (resumable)")
+    run.add_argument("--k", type=int, default=5, help="tool calls per condition (default 5)")
+    run.add_argument("--setting", type=int, choices=(1, 2), default=1,
+                     help="1: memory verbatim in the system prompt; 2: via a memory framework")
+    run.add_argument("--framework", choices=("mem0", "mempalace", "simplemem"), default=None,
+                     help="memory framework for --setting 2")
+    run.add_argument("--framework-llm", default=None,
+                     help="model string for the framework's own LLM extraction (default: "
+                          "verbatim storage, no extraction)")
+    run.add_argument("--seed", type=int, default=0, help="sampling seed; call k uses seed + k")
+    run.add_argument("--temperature", type=float, default=0.7)
+    run.add_argument("--max-tokens", type=int, default=512)
+    run.add_argument("--limit", type=int, default=None, help="only the first N entries")
+    run.add_argument("--bootstrap", type=int, default=10_000, help="bootstrap replicates")
+    run.set_defaults(func=_run)
+
+
+def _register_score(commands) -> None:
+    score = commands.add_parser("score", help="score CALLS.jsonl against rubrics")
+    score.add_argument("--rubrics", required=True, type=Path,
+                       help="the layout's rubrics/ folder or its all_params/ folder")
+    score.add_argument("--calls", required=True, type=Path, help="CALLS JSONL file")
+    score.add_argument("--out", required=True, type=Path, help="output folder")
+    score.add_argument("--scenarios", type=Path, default=None,
+                       help="scenarios/ folder for schema defaults (default: next to rubrics/)")
+    score.add_argument("--seed", type=int, default=0)
+    score.add_argument("--bootstrap", type=int, default=10_000, help="bootstrap replicates")
+    score.set_defaults(func=_score)
+
+
+def _score(args: argparse.Namespace) -> int:
+    from memlens.tooldrift.report import format_table
+    from memlens.tooldrift.score import score_files
+
+    summary = score_files(args.rubrics, args.calls, args.out, scenarios_dir=args.scenarios,
+                          seed=args.seed, n_bootstrap=args.bootstrap)
+    print(format_table(summary))
+    print(f"wrote {args.out / 'tooldrift.json'} and {args.out / 'tooldrift.html'}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from memlens.errors import MemlensError
+    from memlens.models import get_model
+    from memlens.tooldrift.loader import load_dataset
+    from memlens.tooldrift.report import format_table
+    from memlens.tooldrift.runner import RunConfig, run_tooldrift
+
+    if args.setting == 2 and not args.framework:
+        raise MemlensError("--setting 2 needs --framework (mem0, mempalace or simplemem)")
+    if args.setting == 1 and args.framework:
+        raise MemlensError("--framework is only used with --setting 2")
+    if args.k < 1:
+        raise MemlensError(f"--k must be at least 1, got {args.k}")
+    dataset = load_dataset(args.data)
+    model = get_model(args.model)
+    config = RunConfig(k=args.k, setting=args.setting, framework=args.framework, seed=args.seed,
+                       temperature=args.temperature, max_tokens=args.max_tokens, limit=args.limit,
+                       n_bootstrap=args.bootstrap)
+    memory = None
+    if args.setting == 2:
+        from memlens.tooldrift.frameworks import open_memory
+
+        memory = open_memory(args.framework, args.out / "memory", llm=args.framework_llm)
+    summary = run_tooldrift(model, dataset, args.out, config, memory)
+    print(format_table(summary))
+    print(f"wall time {summary['run']['wall_s']:.1f} s; wrote {args.out / 'tooldrift.json'}")
+    return 0
