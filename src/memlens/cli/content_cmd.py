@@ -1,5 +1,183 @@
-"""Sub-commands of `memlens` (placeholder until its issue lands: registers nothing)."""
+"""`memlens stimuli …`, `memlens questions …` and the `memlens ontology` group.
+
+Argument parsing only; the work is in ``memlens.stimuli`` and ``memlens.questions``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from memlens.errors import MemlensError
 
 
 def register(subparsers) -> None:
-    """Add this module's sub-commands to `subparsers`."""
+    """Add ``stimuli``, ``questions`` and ``ontology`` (whose sub-commands label_cmd adds)."""
+    _register_stimuli(subparsers)
+    _register_questions(subparsers)
+    ontology_parser = subparsers.add_parser("ontology", help="the value ontology: show, "
+                                            "agreement, refine, sample")
+    ont_sub = ontology_parser.add_subparsers(dest="ontology_command", metavar="COMMAND")
+    from memlens.cli import label_cmd
+
+    register_ontology = getattr(label_cmd, "register_ontology", None)
+    if register_ontology is not None:
+        register_ontology(ont_sub)
+
+
+def _register_stimuli(subparsers) -> None:
+    parser = subparsers.add_parser("stimuli", help="the memory-stimulus catalogue")
+    sub = parser.add_subparsers(dest="stimuli_command", metavar="COMMAND")
+    listing = sub.add_parser("list", help="list stimuli (bundled or --file)")
+    listing.add_argument("--class", dest="stimulus_class", metavar="C",
+                         help="only this class: control, noise, persona or life_event")
+    listing.add_argument("--format", choices=("table", "jsonl"), default="table")
+    listing.add_argument("--file", metavar="JSONL", help="a user catalogue instead of the bundled")
+    listing.set_defaults(func=run_stimuli_list)
+
+
+def _register_questions(subparsers) -> None:
+    parser = subparsers.add_parser("questions", help="the question benchmark and its filtering")
+    sub = parser.add_subparsers(dest="questions_command", metavar="COMMAND")
+    listing = sub.add_parser("list", help="list questions (bundled or --file)")
+    listing.add_argument("--format", choices=("table", "jsonl"), default="table")
+    listing.add_argument("--file", metavar="JSONL", help="a question file instead of the bundled")
+    listing.set_defaults(func=run_questions_list)
+
+    filtering = sub.add_parser("filter", help="filter candidate questions (keywords, rater)",
+                               description="Read candidates (.jsonl, .csv or a local datasets "
+                               "folder), apply the App. A keyword rules and optionally an LLM "
+                               "rater; write survivors with provenance as JSONL.")
+    filtering.add_argument("input", metavar="IN")
+    filtering.add_argument("--out", required=True, metavar="OUT.jsonl")
+    filtering.add_argument("--rater", metavar="MODEL", help="model string of the LLM rater")
+    filtering.add_argument("--text-field", metavar="F", help="column holding the question text")
+    filtering.add_argument("--source", metavar="NAME", help="provenance name (default: file stem)")
+    filtering.add_argument("--split", metavar="S", help="split of a datasets folder")
+    filtering.add_argument("--cache-dir", metavar="DIR", help="run directory caching rater calls")
+    filtering.set_defaults(func=run_questions_filter)
+
+    annotate = sub.add_parser("annotate", help="human-annotation round trip")
+    steps = annotate.add_subparsers(dest="annotate_command", metavar="COMMAND")
+    export = steps.add_parser("export", help="write a CSV for three annotators")
+    export.add_argument("input", metavar="QUESTIONS.jsonl")
+    export.add_argument("--out", required=True, metavar="OUT.csv")
+    export.set_defaults(func=run_annotate_export)
+    imported = steps.add_parser("import", help="read ratings: strict / relaxed sets, Fleiss' kappa")
+    imported.add_argument("csv", nargs="+", metavar="CSV",
+                          help="the filled-in export, or one CSV per annotator (id, rating)")
+    imported.add_argument("--strict-out", metavar="JSONL", help="write the unanimous set")
+    imported.add_argument("--relaxed-out", metavar="JSONL", help="write the >= 2/3 set")
+    imported.set_defaults(func=run_annotate_import)
+
+
+def run_stimuli_list(args: argparse.Namespace) -> int:
+    """Print the catalogue as a table with counts, or as JSONL."""
+    from memlens.stimuli import load_stimuli, select_stimuli
+
+    stimuli = load_stimuli(args.file)
+    if args.stimulus_class:
+        stimuli = select_stimuli(stimuli, classes=[args.stimulus_class])
+    if args.format == "jsonl":
+        _write_jsonl(sys.stdout, [s.to_dict() for s in stimuli])
+        return 0
+    for s in stimuli:
+        shown = s.text if s.text.strip() else repr(s.text)
+        print(f"{s.id:<40} {_clip(shown, 70)}")
+    print()
+    for name in dict.fromkeys(s.stimulus_class for s in stimuli):
+        members = [s for s in stimuli if s.stimulus_class == name]
+        categories = len({s.category for s in members})
+        print(f"{name:<12} {categories:>3} categories {len(members):>4} stimuli")
+    print(f"{'total':<12} {len({s.category for s in stimuli}):>3} categories {len(stimuli):>4} stimuli")
+    return 0
+
+
+def run_questions_list(args: argparse.Namespace) -> int:
+    """Print counts per category / subcategory, or every question as JSONL."""
+    from memlens.questions import load_questions
+
+    questions = load_questions(args.file)
+    if args.format == "jsonl":
+        _write_jsonl(sys.stdout, [q.to_dict() for q in questions])
+        return 0
+    by_category = Counter(q.category for q in questions)
+    by_subcategory = Counter((q.category, q.subcategory) for q in questions)
+    for category, count in by_category.items():
+        print(f"{category:<34} {count:>5}")
+        for (cat, subcategory), sub_count in by_subcategory.items():
+            if cat == category:
+                print(f"  {subcategory:<32} {sub_count:>5}")
+    print(f"{'total':<34} {len(questions):>5}  ({len(by_category)} categories, "
+          f"{len(by_subcategory)} subcategories)")
+    return 0
+
+
+def run_questions_filter(args: argparse.Namespace) -> int:
+    """Load candidates, filter, print counts per stage, write survivors."""
+    from memlens.questions import load_candidates
+    from memlens.questions.filtering import filter_candidates
+
+    candidates = load_candidates(args.input, text_field=args.text_field, source=args.source,
+                                 split=args.split)
+    model = None
+    if args.rater:
+        from memlens.models import get_model
+
+        model = get_model(args.rater)
+    if args.cache_dir and model is not None:
+        from memlens.store import RunStore
+
+        with RunStore(args.cache_dir) as store:
+            result = filter_candidates(candidates, model=model, store=store)
+    else:
+        result = filter_candidates(candidates, model=model)
+    _write_jsonl_file(Path(args.out), result.survivors)
+    print(result.summary())
+    print(f"wrote {len(result.survivors)} questions to {args.out}")
+    return 0
+
+
+def run_annotate_export(args: argparse.Namespace) -> int:
+    """Write the annotation CSV for a question file."""
+    from memlens.questions import load_questions
+    from memlens.questions.filtering import export_for_annotation
+
+    count = export_for_annotation(load_questions(args.input), args.out)
+    print(f"wrote {count} items to {args.out} (fill rater_1..rater_3 with yes / no)")
+    return 0
+
+
+def run_annotate_import(args: argparse.Namespace) -> int:
+    """Read ratings, print set sizes and Fleiss' kappa, optionally write the sets."""
+    from memlens.questions.filtering import import_annotations
+
+    strict, relaxed, kappa = import_annotations(args.csv)
+    print(f"strict (unanimous)  {len(strict):>6}")
+    print(f"relaxed (>= 2/3)    {len(relaxed):>6}")
+    print(f"Fleiss' kappa       {kappa:>9.3f}")
+    for path, rows in ((args.strict_out, strict), (args.relaxed_out, relaxed)):
+        if path:
+            _write_jsonl_file(Path(path), rows)
+    return 0
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _write_jsonl(handle, rows: list[dict]) -> None:
+    for row in rows:
+        handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _write_jsonl_file(path: Path, rows: list[dict]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as handle:
+            _write_jsonl(handle, rows)
+    except OSError as error:
+        raise MemlensError(f"{path}: cannot write ({error})") from None

@@ -8,7 +8,12 @@ from memlens.questions.filtering.annotation import (
 )
 from memlens.questions.filtering.keywords import DROP_LISTS, KEEP_SIGNALS, KeywordRules
 from memlens.questions.filtering.pipeline import FilterResult, filter_candidates
-from memlens.questions.filtering.rater import PROPERTIES, RaterVerdict, parse_verdict, rate_questions
+from memlens.questions.filtering.rater import (
+    PROPERTIES,
+    RaterVerdict,
+    parse_verdict,
+    rate_questions,
+)
 
 __all__ = [
     "DROP_LISTS",
