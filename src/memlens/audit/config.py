@@ -131,7 +131,7 @@ def build_config(values: dict[str, Any], source: str = "audit config") -> AuditC
     memlens.errors.MemlensError: audit config: unknown key 'sampels' (valid keys: ...
     """
     preset = values.get("preset")
-    if preset is not None and preset not in PRESETS:
+    if preset is not None and (not isinstance(preset, str) or preset not in PRESETS):
         raise MemlensError(f"{source}: unknown preset '{preset}' (choose from {', '.join(PRESETS)})")
     merged = {**PRESETS.get(preset, {}), **values} if preset else dict(values)
     try:

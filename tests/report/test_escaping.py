@@ -1,0 +1,50 @@
+"""Model text is untrusted: a reply containing <script> renders as text, never as markup."""
+
+from memlens.report.html import page, table_html, validity_html
+from memlens.report.trajectory import aligned_rows, viewer_html
+
+EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def fixture_rows():
+    steps = [
+        {"id": "q|c|0", "steps": ["Think about cost.", EVIL], "question_text": "Which & why?",
+         "stimulus_text": ""},
+        {"id": "q|p|0", "steps": [EVIL, "Think about cost."], "question_text": "Which & why?",
+         "stimulus_text": "I am <b>72</b>."},
+    ]
+    labels = [{"id": "q|c|0", "labels": ["practical.cost", "social.care"]},
+              {"id": "q|p|0", "labels": ["social.care", "practical.cost"]}]
+    drift = [{"id": "q|p|0", "baseline_id": "q|c|0", "question_id": "q",
+              "stimulus_id": "persona/<age>/1", "sample": 0, "dtw": 1.0, "sri": 0.5}]
+    return drift, steps, labels
+
+
+def test_viewer_escapes_model_and_data_text():
+    drift, steps, labels = fixture_rows()
+    html = viewer_html(drift, steps, labels)
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+    assert "I am &lt;b&gt;72&lt;/b&gt;." in html and "persona/&lt;age&gt;/1" in html
+    assert html.count('class="mismatch"') == 2  # cost/care vs care/cost: both rows differ
+    # the page's only script is the viewer's own
+    full = page("t", [("viewer", html)], "")
+    assert full.count("<script>") == 1
+
+
+def test_tables_and_verdict_escape():
+    import pandas as pd
+
+    assert "&lt;script&gt;" in table_html(pd.DataFrame({"text": [EVIL]}))
+    html = validity_html({"validity": {"verdict": "pass", "note": EVIL}}, None)
+    assert "<script>alert" not in html and "instrument validity: <b>pass</b>" in html
+    assert "not interpretable" in validity_html({"validity": {"verdict": "fail"}}, None)
+
+
+def test_alignment_rows_follow_dtw_path():
+    base = [(1, "A", "a1"), (2, "B", "b1"), (3, "C", "c1")]
+    other = [(1, "A", "a2"), (2, "C", "c2")]
+    rows = aligned_rows(base, other)
+    assert [(b[0], o[0], mismatch) for b, o, mismatch, _ in rows] == [
+        (1, 1, False), (2, 1, True), (3, 2, False)]
+    assert rows[1][3] == (False, True)  # perturbed step 1 aligned again
