@@ -150,7 +150,7 @@ class OpenAIModel(AsyncAPIModel):
                        params: GenerationParams) -> ChatResponse:
         request = build_request(self.model_name, messages, params, self._official)
         raw = await client.chat.completions.with_raw_response.create(**request)
-        return parse_response(raw.text)
+        return parse_response(raw.http_response.text)
 
     def _classify(self, error: BaseException) -> Failure | None:
         import openai

