@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "memlens.cli.label_cmd",
     "memlens.cli.tooldrift_cmd",
     "memlens.cli.mitigate_cmd",
+    "memlens.cli.store_cmd",
 )
 
 
