@@ -68,35 +68,50 @@ def run_memlens(model, prompts: list[str], max_tokens: int, workers: int) -> tup
     return tokens, time.perf_counter() - started
 
 
+def median_rate(runs: list[tuple[int, float]]) -> float:
+    """Median tokens/s over repeated runs."""
+    rates = sorted(tokens / seconds for tokens, seconds in runs)
+    return rates[len(rates) // 2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=8)
-    parser.add_argument("--max-tokens", type=int, default=96)
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=3, help="repeats; the median is shown")
     parser.add_argument("--slots", default="1,2,4,8")
     parser.add_argument("--threads", default="1,2")
     args = parser.parse_args()
     from memlens.models.embedded import EmbeddedModel
 
     prompts = (PROMPTS * (args.requests // len(PROMPTS) + 1))[: args.requests]
-    print(f"{args.requests} requests x max {args.max_tokens} tokens; tok/s = completion tokens / wall s")
-    print("\n[overhead] one slot, sequential, 2 threads")
-    tokens, seconds = run_bare(bare_server(1, 2), prompts, args.max_tokens, 1)
-    bare_rate = tokens / seconds
-    print(f"  bare xllamacpp : {bare_rate:7.1f} tok/s ({tokens} tokens)")
-    tokens, seconds = run_memlens(EmbeddedModel(n_parallel=1, n_threads=2, ctx_per_slot=2048),
-                                  prompts, args.max_tokens, 1)
-    print(f"  memlens        : {tokens / seconds:7.1f} tok/s ({tokens} tokens) "
-          f"ratio memlens/bare = {tokens / seconds / bare_rate:.2f}")
+    print(f"{args.requests} requests x max {args.max_tokens} tokens, median of {args.rounds} "
+          "rounds; tok/s = completion tokens / wall s")
+    print("\n[overhead] one slot, sequential, 2 threads, bare and memlens interleaved")
+    bare = bare_server(1, 2)
+    model = EmbeddedModel(n_parallel=1, n_threads=2, ctx_per_slot=2048)
+    run_bare(bare, prompts[:1], 8, 1)  # warm-up
+    run_memlens(model, prompts[:1], 8, 1)
+    bare_runs, memlens_runs = [], []
+    for _ in range(args.rounds):
+        bare_runs.append(run_bare(bare, prompts, args.max_tokens, 1))
+        memlens_runs.append(run_memlens(model, prompts, args.max_tokens, 1))
+    bare_rate, memlens_rate = median_rate(bare_runs), median_rate(memlens_runs)
+    print(f"  bare xllamacpp : {bare_rate:7.1f} tok/s")
+    print(f"  memlens        : {memlens_rate:7.1f} tok/s   ratio memlens/bare = "
+          f"{memlens_rate / bare_rate:.2f}")
+    del bare
     print("\n[slots sweep] memlens, requests submitted from n_parallel threads")
     baseline = None
     for threads in [int(t) for t in args.threads.split(",")]:
         for slots in [int(s) for s in args.slots.split(",")]:
             model = EmbeddedModel(n_parallel=slots, n_threads=threads, ctx_per_slot=2048)
-            tokens, seconds = run_memlens(model, prompts, args.max_tokens, slots)
-            rate = tokens / seconds
+            run_memlens(model, prompts[:slots], 8, slots)  # warm-up
+            rate = median_rate([run_memlens(model, prompts, args.max_tokens, slots)
+                                for _ in range(args.rounds)])
             baseline = baseline or rate
             print(f"  threads={threads} slots={slots}: {rate:7.1f} tok/s, "
-                  f"{len(prompts) / seconds:5.2f} req/s, x{rate / baseline:.2f} vs first row")
+                  f"x{rate / baseline:.2f} vs first row", flush=True)
 
 
 if __name__ == "__main__":

