@@ -1,0 +1,106 @@
+"""End to end through real HTTP: scripted replies -> known symbols -> known drift -> statistics
+-> report; then a second run calls nothing."""
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from memlens.audit import build_config, run_audit
+from memlens.metrics import dtw, sri
+from memlens.models.loopback import LoopbackServer
+
+sys.path.insert(0, str(Path(__file__).parent))
+import scripted  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("e2e")
+    questions, stimuli = scripted.write_inputs(directory)
+    with LoopbackServer(responder=scripted.make_responder(3), faults=scripted.faults_for(3)) as server:
+        config = build_config({
+            "model": f"openai:scripted@{server.base_url}",
+            "labeler": f"openai:labeler@{server.base_url}",
+            "questions": str(questions), "stimuli": str(stimuli), "seed": 3,
+            "n_bootstrap": 500, "max_tokens": 64, "samples": 1})
+        result = run_audit(config, directory / "run", progress=False)
+        first_requests = len(server.requests)
+        again = run_audit(config, directory / "run", progress=False)
+        second_requests = len(server.requests) - first_requests
+    return directory / "run", result, again, first_requests, second_requests
+
+
+def expected_rows() -> dict[str, tuple[float, float]]:
+    expected = {}
+    for (q, stimulus, sample) in scripted.SCRIPT:
+        if (stimulus, sample) == (scripted.CTRL, 0):
+            continue
+        base = scripted.expected_sequence((q, scripted.CTRL, 0))
+        seq = scripted.expected_sequence((q, stimulus, sample))
+        if seq is not None:
+            expected[f"{q}|{stimulus}|{sample}"] = (dtw(base, seq), sri(base, seq))
+    return expected
+
+
+def test_drift_rows_are_the_scripted_values(audited):
+    run_dir, result, *_ = audited
+    table = pd.read_csv(run_dir / "tables" / "drift.csv")
+    got = {f"{r.question_id}|{r.stimulus_id}|{r.sample}": (r.dtw, r.sri)
+           for r in table.itertuples()}
+    expected = expected_rows()
+    assert set(got) == set(expected) and len(got) == 32 - 4 - 3
+    for key, (d, s) in expected.items():
+        assert got[key] == pytest.approx((d, s)), key
+    # hand-checked anchors: ABCD vs ABCE -> one substitution of four
+    assert got[f"q2|{scripted.CTRL}|1"][0] == pytest.approx(0.25)
+    assert got[f"q1|{scripted.CTRL}|1"] == (0.0, 0.0)
+
+
+def test_statistics_on_the_known_table(audited):
+    run_dir, result, *_ = audited
+    stats = json.loads((run_dir / "stats.json").read_text())
+    expected = expected_rows()
+    for metric, index in (("dtw", 0), ("sri", 1)):
+        cats = stats["metrics"][metric]["categories"]
+        floor = [v[index] for k, v in expected.items() if scripted.CTRL in k]
+        grief = [v[index] for k, v in expected.items() if scripted.GRIEF in k]
+        assert cats["no_perturbation"]["n"] == len(floor) == 4
+        assert cats["bereavement"]["mean"] == pytest.approx(sum(grief) / len(grief))
+        floor_mean = sum(floor) / len(floor)
+        assert cats["bereavement"]["elevation_pct"] == pytest.approx(
+            100 * (sum(grief) / len(grief) - floor_mean) / floor_mean)
+        assert cats["whitespace"]["n"] == 3  # q3's call failed
+    assert stats["validity"]["verdict"] in ("pass", "fail")
+
+
+def test_quality_counts_and_report(audited):
+    run_dir, result, *_ = audited
+    quality = result.quality
+    assert quality["failed_calls"] == 1
+    assert quality["responses_without_steps"] == 1
+    assert quality["responses_all_steps_unlabeled"] == 1
+    assert quality["drift_rows"] == 25
+    html = (run_dir / "report.html").read_text()
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert(&#x27;drift&#x27;)&lt;/script&gt;" in html
+    assert 'src="http' not in html and 'href="http' not in html and "<link" not in html
+    for name in ("validity", "persona_forest", "tiers"):
+        assert (run_dir / "figures" / f"{name}.png").stat().st_size > 1000
+        assert (run_dir / "figures" / f"{name}.svg").exists()
+    for name in ("drift", "categories", "mixed_model", "data_quality"):
+        assert (run_dir / "tables" / f"{name}.parquet").exists()
+
+
+def test_second_run_calls_nothing(audited):
+    _, result, again, first, second = audited
+    # 32 generation calls, then one labeler call per distinct step list (identical prompts are
+    # deduplicated by the engine's cache keys) plus one repair call for the garbage reply
+    distinct = {scripted.SCRIPT[c] for c in scripted.SCRIPT} - {None, "FAIL"}
+    assert first == 32 + len(distinct) + 1
+    # the failed call is retried (failures are not cached); nothing else is called again
+    assert second == 1
+    assert again.calls["pending"] == 1 and again.labels["responses"] == 0
+    assert again.drift["scored"] == 0
