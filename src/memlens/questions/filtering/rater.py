@@ -4,7 +4,7 @@ One call per question asks for a JSON verdict — the four properties as boolean
 rationale — at temperature 0. The reply is validated; an invalid one gets one repair call
 (the bad reply is shown back with the problem); a reply still invalid, or a failed call, is
 recorded as ``rater_error`` and the question is not kept. Calls go through
-``memlens.engine.run_requests`` (cached in the run store) when that module is present.
+``memlens.engine.run_requests``, so they are cached in the run store when one is given.
 """
 
 from __future__ import annotations
@@ -99,27 +99,11 @@ def parse_verdict(text: str) -> tuple[dict[str, bool], str]:
 
 
 def complete_all(model, requests: list[ChatRequest], store=None) -> list:
-    """Run ``requests`` and return responses or ``ModelCallError`` per request, in order.
+    """Run ``requests`` through ``memlens.engine.run_requests`` (cached in ``store`` when given);
+    one response or ``ModelCallError`` per request, in order."""
+    from memlens.engine import run_requests
 
-    The one place that decides how calls are made: the engine (cache + resume) when present.
-    """
-    try:
-        from memlens.engine import run_requests
-    except ImportError:
-        return _complete_directly(model, requests)
     return run_requests(model, requests, store, progress=False, desc="rating questions")
-
-
-def _complete_directly(model, requests: list[ChatRequest]) -> list:
-    from memlens.models.base import ModelCallError
-
-    results = []
-    for request in requests:
-        try:
-            results.append(model.complete(list(request.messages), request.params))
-        except ModelCallError as error:
-            results.append(error)
-    return results
 
 
 def rate_questions(questions: Sequence, model, store=None) -> list[RaterVerdict]:
