@@ -6,7 +6,8 @@ import pytest
 
 from memlens.errors import MemlensError
 from memlens.models import GenerationParams, ModelCallError, embedded, get_model
-from memlens.models.embedded import build_request, parse_result, tool_schema
+from memlens.models.embedded import build_request, parse_result
+from memlens.models.tool_emulation import tool_schema
 
 USER = [{"role": "user", "content": "Name one fruit."}]
 SEAT_TOOL = {"type": "function", "function": {

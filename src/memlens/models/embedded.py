@@ -14,14 +14,14 @@ a ``ToolCall``. ``tool_choice="none"`` disables this; ``"auto"`` behaves like ``
 from __future__ import annotations
 
 import importlib.util
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memlens.errors import MemlensError, missing_extra
-from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError, ToolCall
+from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
+from memlens.models.tool_emulation import emulated_calls, tool_instruction, tool_schema
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_PARALLEL = 4
@@ -85,37 +85,6 @@ def release_servers() -> None:
         _SERVERS.clear()
 
 
-def tool_schema(tools: tuple | list) -> tuple[dict, str | None]:
-    """The JSON schema that emulates a tool call, and the tool name when there is only one.
-
-    >>> tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
-    >>> tool_schema([tool])
-    ({'type': 'object'}, 'f')
-    >>> schema, name = tool_schema([tool, tool])
-    >>> name is None, schema["anyOf"][0]["properties"]["name"]
-    (True, {'const': 'f'})
-    """
-    functions = [tool.get("function", tool) for tool in tools]
-    for function in functions:
-        if not function.get("name"):
-            raise MemlensError(f"tool definition without a name: {json.dumps(function)[:120]}")
-    if len(functions) == 1:
-        return functions[0].get("parameters") or {"type": "object"}, functions[0]["name"]
-    options = [{"type": "object",
-                "properties": {"name": {"const": f["name"]},
-                               "arguments": f.get("parameters") or {"type": "object"}},
-                "required": ["name", "arguments"]} for f in functions]
-    return {"anyOf": options}, None
-
-
-def _tool_instruction(tools: tuple | list) -> str:
-    lines = ["Answer by calling a tool. Reply only with the JSON of the call. Tools:"]
-    for tool in tools:
-        function = tool.get("function", tool)
-        lines.append(f"- {function['name']}: {function.get('description', '')}".rstrip(": "))
-    return "\n".join(lines)
-
-
 def build_request(messages: list[Message], params: GenerationParams) -> dict[str, Any]:
     """The OpenAI-style request ``handle_chat_completions`` takes.
 
@@ -134,7 +103,7 @@ def build_request(messages: list[Message], params: GenerationParams) -> dict[str
     schema = params.json_schema
     if params.tools and params.tool_choice != "none":
         schema = tool_schema(params.tools)[0]
-        request["messages"] = [{"role": "system", "content": _tool_instruction(params.tools)},
+        request["messages"] = [{"role": "system", "content": tool_instruction(params.tools)},
                                *request["messages"]]
     if schema is not None:
         request["response_format"] = {"type": "json_schema",
@@ -164,23 +133,12 @@ def parse_result(result: Any, params: GenerationParams) -> ChatResponse:
         raw={"predicted_ms": timings.get("predicted_ms"), "prompt_ms": timings.get("prompt_ms")},
     )
     if params.tools and params.tool_choice != "none":
-        response.tool_calls = _emulated_calls(text, params.tools)
+        response.tool_calls = emulated_calls(text, params.tools)
         response.text = ""
         response.raw["tool_output"] = text
         if response.tool_calls and response.finish_reason == "stop":
             response.finish_reason = "tool_calls"
     return response
-
-
-def _emulated_calls(text: str, tools: tuple | list) -> list[ToolCall]:
-    _, single_name = tool_schema(tools)
-    if single_name is not None:
-        return [ToolCall(name=single_name, arguments_json=text)]  # invalid JSON kept as-is
-    try:
-        call = json.loads(text)
-        return [ToolCall(name=str(call["name"]), arguments_json=json.dumps(call["arguments"]))]
-    except (ValueError, KeyError, TypeError):
-        return []  # no parseable call: recorded by the caller as "no call"
 
 
 class EmbeddedModel:
