@@ -157,8 +157,11 @@ def replicate_moments(sums: ClusterSums, counts: np.ndarray) -> Moments:
 def _moments(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray, shift: float) -> Moments:
     with np.errstate(divide="ignore", invalid="ignore"):
         centred_mean = np.where(n > 0, total / n, np.nan)
-        var = np.where(n > 1, (total_sq - n * centred_mean**2) / (n - 1), np.nan)
-    return Moments(n=n, mean=centred_mean + shift, var=np.maximum(var, 0.0))
+        spread = total_sq - n * centred_mean**2
+        # Sums of squares leave rounding residue; a spread this small relative to them is 0.
+        spread = np.where(spread <= 1e-12 * total_sq, 0.0, spread)
+        var = np.where(n > 1, spread / (n - 1), np.nan)
+    return Moments(n=n, mean=centred_mean + shift, var=var)
 
 
 def mean_difference(treated: Moments, reference: Moments) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -46,7 +47,9 @@ def welch_t_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarra
     var_a, var_b = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     if var_a + var_b == 0:
         return TestResult(float("nan"), float("nan"), float("nan"))
-    result = scipy_stats.ttest_ind(a, b, equal_var=False)
+    with warnings.catch_warnings():  # near-constant data: scipy warns, the result is still right
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = scipy_stats.ttest_ind(a, b, equal_var=False)
     df = (var_a + var_b) ** 2 / (var_a**2 / (a.size - 1) + var_b**2 / (b.size - 1))
     return TestResult(float(result.statistic), float(result.pvalue), float(df))
 
@@ -66,5 +69,7 @@ def paired_cluster_t_test(
     differences = treated_means[both] - reference_means[both]
     if differences.size < 2 or np.ptp(differences) == 0:
         return TestResult(float("nan"), float("nan"), float("nan"))
-    result = scipy_stats.ttest_rel(treated_means[both], reference_means[both])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = scipy_stats.ttest_rel(treated_means[both], reference_means[both])
     return TestResult(float(result.statistic), float(result.pvalue), float(differences.size - 1))

@@ -89,6 +89,9 @@ def validate_drift_table(
             f"{source}: missing column(s) {_quoted(missing)} "
             f"(a drift table needs {_quoted(REQUIRED_COLUMNS)} and metric columns)"
         )
+    metrics = [c for c in columns if c not in REQUIRED_COLUMNS and c not in DESCRIPTIVE_COLUMNS]
+    if not metrics:
+        raise MemlensError(f"{source}: no metric columns (expected e.g. 'dtw', 'sri')")
     frame = frame.copy()
     frame.columns = columns
     if frame.empty:
@@ -100,9 +103,6 @@ def validate_drift_table(
     for column in DESCRIPTIVE_COLUMNS:
         if column in frame.columns:
             clean[column] = frame[column].astype(str).to_numpy()
-    metrics = [c for c in columns if c not in REQUIRED_COLUMNS and c not in DESCRIPTIVE_COLUMNS]
-    if not metrics:
-        raise MemlensError(f"{source}: no metric columns (expected e.g. 'dtw', 'sri')")
     for column in metrics:
         clean[column] = _numeric_column(frame[column], column, source, line_offset)
     return clean
