@@ -296,6 +296,8 @@ class RunStore:
         """Flat records of ``responses``, ``failures``, ``manifest`` or a stage table."""
         if table in RESERVED_TABLES:
             with self._mutex:
+                if self._conn is None:
+                    raise MemlensError(f"run store {self.path} is closed")
                 cursor = self._conn.execute(f"SELECT * FROM {table} ORDER BY rowid")
                 names = [column[0] for column in cursor.description]
                 return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
