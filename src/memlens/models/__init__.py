@@ -16,6 +16,7 @@ from memlens.models.base import (
 )
 from memlens.models.fake import FakeModel
 from memlens.models.registry import get_model
+from memlens.models.retry import RetryPolicy
 
 __all__ = [
     "ChatModel",
@@ -25,6 +26,7 @@ __all__ = [
     "GenerationParams",
     "Message",
     "ModelCallError",
+    "RetryPolicy",
     "ToolCall",
     "get_model",
 ]
