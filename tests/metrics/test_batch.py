@@ -136,3 +136,21 @@ def test_bad_arrays_are_clear_errors():
         js_distance_batch((np.array([[0, 1], [0, -1]]), np.array([2, 2])), (good[0][:, :2], [2, 2]))
     with pytest.raises(MemlensError, match="EncodedBatch"):
         edit_distance_batch([[0, 1]], good)
+
+
+def test_js_without_log_table_for_long_sequences():
+    # widths of 300 exceed the integer-log table, so the kernel calls log() instead
+    rng = np.random.default_rng(21)
+    seqs_a = [rng.integers(0, 9, rng.integers(1, 300)).tolist() for _ in range(40)]
+    seqs_b = [rng.integers(0, 9, rng.integers(1, 300)).tolist() for _ in range(40)]
+    seqs_a[0] = list(range(9)) * 33  # width 297
+    a, b = encode_pairs(seqs_a, seqs_b)
+    expected = [jensenshannon(np.bincount(x, minlength=9), np.bincount(y, minlength=9), base=2)
+                for x, y in zip(seqs_a, seqs_b, strict=True)]
+    np.testing.assert_allclose(js_distance_batch(a, b), expected, rtol=0, atol=1e-7)
+    # the table path (short widths) agrees with the log() path on the same pairs
+    short_a, short_b = encode_pairs([x[:20] for x in seqs_a], [y[:20] for y in seqs_b])
+    trimmed_a = (np.pad(short_a.codes, ((0, 0), (0, 300)), constant_values=-1), short_a.lengths)
+    np.testing.assert_allclose(js_distance_batch(short_a, short_b),
+                               js_distance_batch(trimmed_a, (short_b.codes, short_b.lengths)),
+                               rtol=1e-13, atol=1e-15)

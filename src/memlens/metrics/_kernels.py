@@ -131,11 +131,45 @@ def levenshtein_pair(a, n, b, m, peq, row):
     return levenshtein_dp_pair(a, n, b, m, row)
 
 
+_LOG_TABLE_LIMIT = 1 << 17  # longest table of integer logs worth building (1 MiB of float64)
+
+
 @njit(cache=True, nogil=True)
-def js_distance_pair(a, n, b, m, count_a, count_b):
+def log_table(width_a, width_b):
+    """``table[k] = log(k)`` for k ≤ 2·width_a·width_b (empty when that is too large).
+
+    The JS kernel's log arguments are integers ``2·c_a·m``, ``2·c_b·n`` and ``c_a·m + c_b·n``,
+    so for short sequences one lookup replaces each ``log`` call.
+    """
+    size = 2 * width_a * width_b + 1
+    if size > _LOG_TABLE_LIMIT:
+        return np.empty(0, np.float64)
+    table = np.empty(size, np.float64)
+    table[0] = -np.inf
+    for k in range(1, size):
+        table[k] = math.log(k)
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _shared_symbol_term(count_a, n, count_b, m, table):
+    """p·log(p/mix) + q·log(q/mix) for a symbol with counts in both sequences, mix = (p + q)/2."""
+    x = count_a * m  # p / mix = 2x / (x + y), exactly, in integers
+    y = count_b * n
+    p = count_a / n
+    q = count_b / m
+    if table.shape[0] > 0:
+        log_total = table[x + y]
+        return p * (table[2 * x] - log_total) + q * (table[2 * y] - log_total)
+    return p * math.log(2.0 * x / (x + y)) + q * math.log(2.0 * y / (x + y))
+
+
+@njit(cache=True, nogil=True)
+def js_distance_pair(a, n, b, m, count_a, count_b, table):
     """Jensen–Shannon distance sqrt(JSD / ln 2) of the two symbol histograms, in [0, 1].
 
-    ``count_a`` / ``count_b`` are int64 scratch indexed by symbol code, zero on entry and exit.
+    ``count_a`` / ``count_b`` are int64 scratch indexed by symbol code, zero on entry and exit;
+    ``table`` is :func:`log_table` for widths ≥ (n, m), or empty to call ``log``.
     """
     if n == 0 and m == 0:
         return 0.0
@@ -149,12 +183,10 @@ def js_distance_pair(a, n, b, m, count_a, count_b):
     for i in range(n):  # symbols of a (shared or a-only), each visited once
         symbol = a[i]
         if count_a[symbol] > 0:
-            p = count_a[symbol] / n
-            q = count_b[symbol] / m
-            mix = 0.5 * (p + q)
-            total += p * math.log(p / mix)
-            if q > 0.0:
-                total += q * math.log(q / mix)
+            if count_b[symbol] > 0:
+                total += _shared_symbol_term(count_a[symbol], n, count_b[symbol], m, table)
+            else:  # mix = p / 2
+                total += (count_a[symbol] / n) * _LN2
             count_a[symbol] = 0
             count_b[symbol] = -1  # visited: skip it in the b pass
     for j in range(m):  # symbols only in b: mix = q / 2
@@ -224,8 +256,10 @@ def js_distance_batch(codes_a, len_a, codes_b, len_b, n_symbols, out):
     """Fill ``out[k]`` with the Jensen–Shannon distance of pair k's histograms."""
     count_a = np.zeros(n_symbols, np.int64)
     count_b = np.zeros(n_symbols, np.int64)
+    table = log_table(codes_a.shape[1], codes_b.shape[1])
     for k in range(codes_a.shape[0]):
-        out[k] = js_distance_pair(codes_a[k], len_a[k], codes_b[k], len_b[k], count_a, count_b)
+        out[k] = js_distance_pair(codes_a[k], len_a[k], codes_b[k], len_b[k], count_a, count_b,
+                                  table)
 
 
 @njit(cache=True, nogil=True)
@@ -235,11 +269,12 @@ def sri_batch(codes_a, len_a, codes_b, len_b, n_symbols, alpha, edits, d_seq, d_
     count_a = np.zeros(n_symbols, np.int64)
     count_b = np.zeros(n_symbols, np.int64)
     row = np.empty(max(codes_a.shape[1], codes_b.shape[1]) + 1, np.int64)
+    table = log_table(codes_a.shape[1], codes_b.shape[1])
     for k in range(codes_a.shape[0]):
         a, n, b, m = codes_a[k], len_a[k], codes_b[k], len_b[k]
         ed = levenshtein_pair(a, n, b, m, peq, row)
         seq = _normalised(float(ed), n, m)
-        dist = js_distance_pair(a, n, b, m, count_a, count_b)
+        dist = js_distance_pair(a, n, b, m, count_a, count_b, table)
         edits[k] = ed
         d_seq[k] = seq
         d_dist[k] = dist

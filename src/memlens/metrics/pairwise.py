@@ -4,7 +4,7 @@ Each function takes two sequences of hashable symbols (lists, tuples, numpy arra
 the sequence of its characters) and returns a float (``edit_distance``: an int). Edge cases, for
 every normalised score: both sequences empty → 0.0, exactly one empty → 1.0. The same compiled
 kernels serve the batch forms in :mod:`memlens.metrics.batch`, so pair and batch results agree
-exactly.
+(exactly for DTW and edit distance; to floating-point rounding for the Jensen–Shannon term).
 """
 
 from __future__ import annotations
@@ -139,8 +139,9 @@ def js_distance(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     codes_a, codes_b, alphabet = _encode_pair(a, b)
     size = max(len(alphabet), 1)
     count_a, count_b = np.zeros(size, np.int64), np.zeros(size, np.int64)
+    table = _kernels.log_table(len(codes_a), len(codes_b))  # as the batch kernel does
     return float(_kernels.js_distance_pair(codes_a, len(codes_a), codes_b, len(codes_b),
-                                           count_a, count_b))
+                                           count_a, count_b, table))
 
 
 def sri(a: Sequence[Hashable], b: Sequence[Hashable], alpha: float = 0.5) -> float:
