@@ -89,10 +89,13 @@ class EmbeddedLabeler:
             position += len(steps)
         return result
 
-    def fit(self, texts: list[str], labels: list[str], seed: int = 0) -> EmbeddedLabeler:
+    def fit(self, texts: list[str], labels: list[str], seed: int = 0,
+            with_ontology: bool = True) -> EmbeddedLabeler:
         """Train a logistic-regression classifier on labeled steps; it replaces the prototypes.
 
-        Raises ``MemlensError`` for unknown labels, mismatched lengths or fewer than two classes.
+        With ``with_ontology`` the prototype texts of every symbol (definition, cues, include
+        rules, examples) are added as training rows: on 70 labeled steps this lifted held-out
+        subcategory accuracy from about 0.6 to about 0.85 (docs/ontology.md). Raises ``MemlensError`` for unknown labels, mismatched lengths or fewer than two classes.
         """
         if len(texts) != len(labels):
             raise MemlensError(f"fit needs one label per text ({len(texts)} texts, "
@@ -105,8 +108,14 @@ class EmbeddedLabeler:
             raise MemlensError("fit needs labeled steps from at least two symbols")
         from sklearn.linear_model import LogisticRegression
 
+        texts, labels = list(texts), list(labels)
+        if with_ontology:
+            for symbol in self.ontology.symbols:
+                extra = prototype_texts(symbol)
+                texts += extra
+                labels += [symbol.id] * len(extra)
         classifier = LogisticRegression(max_iter=2000, C=10.0, random_state=seed)
-        classifier.fit(self.encoder.encode(list(texts)), list(labels))
+        classifier.fit(self.encoder.encode(texts), labels)
         self._set_classifier(classifier)
         return self
 
