@@ -12,6 +12,9 @@ from memlens.report import figures, tables
 from memlens.report.html import figure_html, page, table_html, validity_html
 from memlens.report.trajectory import viewer_html
 
+PERSONA_COLUMNS = ["metric", "category", "n", "mean", "d_rel", "d_rel_ci_low", "d_rel_ci_high",
+                   "d_rel_q", "cohen_d", "letters", "elevation_pct", "elevation_p"]
+
 
 def _json_safe(value):
     """NaN / inf -> None, recursively (stats.json is strict JSON)."""
@@ -98,7 +101,7 @@ def build_report(run_dir: str | Path) -> Path:
          + fig("validity", "validity figure")),
         ("Persona drift (d_rel, 95% cluster-bootstrap CI)", fig("persona_forest", "forest plot")
          + table_html(persona.sort_values(["metric", "d_rel"], ascending=[True, False])
-                      if not persona.empty else persona)),
+                      [PERSONA_COLUMNS] if not persona.empty else persona)),
         ("All categories", fig("tiers", "tier figure")),
         ("Mixed-effects model", table_html(mixed)),
         ("Data quality", table_html(tables.quality_table(quality_with_store))

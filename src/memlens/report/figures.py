@@ -71,11 +71,13 @@ def _elevation_panel(ax, rows: list[tuple[str, dict]], title: str) -> None:
 
 def validity_figure(stats: dict):
     """Figure 3 of the paper: elevation of noise (negative) and life events (positive control)."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+    rows_by_metric = {metric: categories_of(stats, metric, ("noise",))
+                      + categories_of(stats, metric, ("life_event",)) for metric in METRICS}
+    height = 1.6 + 0.32 * max(len(rows) for rows in rows_by_metric.values())
+    fig, axes = plt.subplots(1, 2, figsize=(11, height), sharey=True)
     for ax, metric in zip(axes, METRICS, strict=True):
-        rows = (categories_of(stats, metric, ("noise",))
-                + categories_of(stats, metric, ("life_event",)))
-        _elevation_panel(ax, rows, f"{metric.upper()}: noise (blue) vs life events (red)")
+        _elevation_panel(ax, rows_by_metric[metric],
+                         f"{metric.upper()}: noise (blue) vs life events (red)")
     fig.tight_layout()
     return fig
 
@@ -90,7 +92,7 @@ def tier_figure(stats: dict):
             part = categories_of(stats, metric, (cls,))
             rows += sorted(part, key=lambda r: _num(r[1].get("elevation_pct")))
         rows_by_metric[metric] = rows
-    height = max(4.0, 0.28 * max(len(r) for r in rows_by_metric.values()) + 1.5)
+    height = 1.6 + 0.3 * max(len(r) for r in rows_by_metric.values())
     fig, axes = plt.subplots(1, 2, figsize=(12, height))
     for ax, metric in zip(axes, METRICS, strict=True):
         _elevation_panel(ax, rows_by_metric[metric], f"{metric.upper()}: all categories")
@@ -100,7 +102,8 @@ def tier_figure(stats: dict):
 
 def forest_figure(stats: dict):
     """Figure 4: persona d_rel with 95 % CIs, sorted; Cohen's d and letters in the margin."""
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    n_rows = max(len(categories_of(stats, metric, ("persona",))) for metric in METRICS)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 1.6 + 0.4 * n_rows))
     for ax, metric in zip(axes, METRICS, strict=True):
         rows = sorted(categories_of(stats, metric, ("persona",)),
                       key=lambda r: -_num(r[1].get("d_rel")) if not math.isnan(
@@ -116,8 +119,8 @@ def forest_figure(stats: dict):
             ax.annotate(margin, xy=(1.02, yi), xycoords=("axes fraction", "data"),
                         va="center", fontsize=8, family="monospace")
         ax.axvline(0, color="black", lw=0.8, ls="--")
+        ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.set_yticks(y, [name for name, _ in rows], fontsize=8)
-        ax.invert_yaxis()
         ax.set_xlabel("d_rel = (mu_treat - mu_noise) / sigma_noise")
         ax.set_title(f"{metric.upper()}: persona drift over pragmatic noise", fontsize=10)
     fig.tight_layout(rect=(0, 0, 0.93, 1))

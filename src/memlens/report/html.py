@@ -25,6 +25,7 @@ img{max-width:100%}.meta{color:#555;font-size:.9em}
 table.traj td{max-width:520px}table.traj td.sym{font-family:monospace;white-space:nowrap}
 table.traj td.num{color:#777}td.rep{color:#999;font-style:italic}
 tr.mismatch td{background:#fff1c9}tr.mismatch td.sym{color:#b00;font-weight:bold}
+td.ok{color:#2a7a3a;font-weight:bold}td.bad{color:#b33;font-weight:bold}
 .question{font-weight:bold}.warn{color:#b33;font-weight:bold}
 """
 
@@ -69,15 +70,20 @@ def validity_html(stats: dict | None, stats_error: str | None) -> str:
     verdict = str(validity.get("verdict", "unknown"))
     klass = verdict if verdict in ("pass", "fail") else "unknown"
     rows = []
+    for check in validity.get("checks") or []:
+        status = str(check.get("status", ""))
+        rows.append(f'<tr><td>{fmt(check.get("name"))}</td><td>{fmt(check.get("metric"))}</td>'
+                    f'<td class="{"ok" if status == "pass" else "bad"}">{fmt(status)}</td>'
+                    f'<td>{fmt(check.get("detail"))}</td></tr>')
     for key, value in validity.items():
-        if key == "verdict":
-            continue
-        rows.append(f"<tr><th>{escape(str(key))}</th><td>{fmt(value)}</td></tr>")
+        if key not in ("verdict", "checks"):
+            rows.append(f"<tr><td colspan=\"3\">{escape(str(key))}</td><td>{fmt(value)}</td></tr>")
     warning = ("" if verdict == "pass" else
                '<p class="warn">The instrument did not pass its validity checks: persona '
                "results below are not interpretable.</p>")
     return (f'<div class="verdict {klass}">instrument validity: <b>{escape(verdict)}</b></div>'
-            f"{warning}<table>{''.join(rows)}</table>")
+            f"{warning}<table><tr><th>check</th><th>metric</th><th>status</th><th>detail</th>"
+            f"</tr>{''.join(rows)}</table>")
 
 
 def page(title: str, sections: list[tuple[str, str]], header: str) -> str:
