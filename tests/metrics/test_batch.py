@@ -154,3 +154,10 @@ def test_js_without_log_table_for_long_sequences():
     np.testing.assert_allclose(js_distance_batch(short_a, short_b),
                                js_distance_batch(trimmed_a, (short_b.codes, short_b.lengths)),
                                rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("big", [2**22, 2**31 - 1, 2**40])
+def test_sparse_or_overflowing_codes_are_refused(big):
+    codes = np.array([[0, big]], dtype=np.int64)
+    with pytest.raises(MemlensError, match="dense symbol indices"):
+        sri_batch((codes, [2]), (codes, [2]))

@@ -21,6 +21,7 @@ from memlens.errors import MemlensError
 from memlens.metrics import _kernels
 
 PAD = -1
+MAX_CODE = (1 << 22) - 1  # the kernels keep per-symbol scratch arrays of size max code + 1
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,11 @@ def as_arrays(batch: object, what: str) -> tuple[np.ndarray, np.ndarray]:
         )
     if lengths.size and (lengths.min() < 0 or lengths.max() > codes.shape[1]):
         raise MemlensError(f"{what}: lengths must lie in [0, {codes.shape[1]}] (the width of codes)")
+    if codes.size and codes.dtype.itemsize > 4 and (codes.min() < PAD or codes.max() > MAX_CODE):
+        raise MemlensError(
+            f"{what}: codes must lie in [-1, {MAX_CODE}] (dense symbol indices 0..M-1, padding -1); "
+            "use memlens.metrics.encode to turn arbitrary symbols into codes"
+        )
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
     return codes, lengths
@@ -206,6 +212,11 @@ def as_arrays(batch: object, what: str) -> tuple[np.ndarray, np.ndarray]:
 def n_symbols(codes_a: np.ndarray, codes_b: np.ndarray) -> int:
     """Size of the code range used by both batches (max code + 1, at least 1)."""
     top = max(int(codes_a.max(initial=0)), int(codes_b.max(initial=0)))
+    if top > MAX_CODE:
+        raise MemlensError(
+            f"codes go up to {top}, above {MAX_CODE}: codes must be dense symbol indices 0..M-1; "
+            "use memlens.metrics.encode to turn arbitrary symbols into codes"
+        )
     return top + 1
 
 
