@@ -1,5 +1,185 @@
-"""Sub-commands of `memlens` (placeholder until its issue lands: registers nothing)."""
+"""`memlens label` and the `memlens ontology` sub-commands show / agreement / robustness /
+sample / refine (the `ontology` group itself is created in content_cmd.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from memlens.errors import MemlensError
 
 
 def register(subparsers) -> None:
-    """Add this module's sub-commands to `subparsers`."""
+    """Add ``memlens label``."""
+    parser = subparsers.add_parser(
+        "label", help="label reasoning steps with ontology symbols",
+        description="Label steps (JSON lines with 'id' and 'text', optional 'response_id') with "
+                    "one ontology symbol each; output rows add 'label' and 'root'.")
+    parser.add_argument("--labeler", default="embedded",
+                        help="'embedded' (MiniLM, offline) or a model string, e.g. "
+                             "'openai:gpt-4.1-mini' (default: embedded)")
+    parser.add_argument("--in", dest="input", required=True, metavar="STEPS.jsonl")
+    parser.add_argument("--out", required=True, metavar="LABELS.jsonl")
+    parser.add_argument("--ontology", default=None, metavar="FILE",
+                        help="ontology JSON/YAML file or bundled name (default: driftlens-v1)")
+    parser.add_argument("--classifier", default=None, metavar="FILE",
+                        help="embedded labeler: a classifier saved by EmbeddedLabeler.save_classifier")
+    parser.set_defaults(func=run_label)
+
+
+def run_label(args: argparse.Namespace) -> int:
+    """Label a steps file and write the labels file; print how many steps got each root."""
+    from memlens.ontology import get_labeler, load_ontology
+    from memlens.ontology.label_files import label_rows, read_steps, write_jsonl
+
+    ontology = load_ontology(args.ontology)
+    rows = read_steps(args.input)
+    options = {"classifier_path": args.classifier} if args.classifier else {}
+    if args.classifier and args.labeler != "embedded":
+        raise MemlensError("--classifier applies only to --labeler embedded")
+    labeler = get_labeler(args.labeler, ontology=ontology, **options)
+    labeled = label_rows(labeler, rows, ontology)
+    write_jsonl(args.out, labeled)
+    counts: dict[str, int] = {}
+    for row in labeled:
+        counts[row["root"]] = counts.get(row["root"], 0) + 1
+    summary = ", ".join(f"{root} {count}" for root, count in sorted(counts.items()))
+    print(f"labeled {len(labeled)} steps with {labeler.labeler_id} -> {args.out} ({summary})")
+    return 0
+
+
+def register_ontology(ont_sub) -> None:
+    """Add show / agreement / robustness / sample / refine to the ``memlens ontology`` group."""
+    show = ont_sub.add_parser("show", help="print the ontology")
+    show.add_argument("--format", choices=("table", "json"), default="table")
+    show.add_argument("--ontology", default=None, metavar="FILE")
+    show.set_defaults(func=run_show)
+
+    agree = ont_sub.add_parser("agreement", help="agreement between two or more label files")
+    agree.add_argument("files", nargs="+", metavar="LABELS.jsonl")
+    agree.add_argument("--level", choices=("label", "root"), default="label")
+    agree.add_argument("--ontology", default=None, metavar="FILE")
+    agree.add_argument("--json", action="store_true", help="print the report as JSON")
+    agree.set_defaults(func=run_agreement)
+
+    robust = ont_sub.add_parser("robustness",
+                                help="within-labeler repeat agreement and definition robustness")
+    robust.add_argument("--labeler", required=True, help="'embedded' or a model string")
+    robust.add_argument("--in", dest="input", required=True, metavar="STEPS.jsonl")
+    robust.add_argument("--ontology", default=None, metavar="FILE")
+    robust.add_argument("--alt", default="driftlens-v1-alt", metavar="FILE",
+                        help="reworded ontology with the same ids (default: driftlens-v1-alt)")
+    robust.add_argument("--seeds", type=int, nargs=2, default=(1, 2), metavar=("S1", "S2"))
+    robust.set_defaults(func=run_robustness)
+
+    sample = ont_sub.add_parser("sample", help="random sample of labels for human audit (CSV)")
+    sample.add_argument("file", metavar="LABELS.jsonl")
+    sample.add_argument("--n", type=int, default=100)
+    sample.add_argument("--seed", type=int, default=0)
+    sample.add_argument("--out", required=True, metavar="audit.csv")
+    sample.set_defaults(func=run_sample)
+
+    refine = ont_sub.add_parser("refine", help="label -> agreement -> LLM revision loop")
+    refine.add_argument("--labelers", nargs="+", required=True, metavar="SPEC")
+    refine.add_argument("--steps", required=True, metavar="STEPS.jsonl")
+    refine.add_argument("--reviser", required=True, metavar="MODEL")
+    refine.add_argument("--out", required=True, metavar="DIR")
+    refine.add_argument("--ontology", default=None, metavar="FILE")
+    refine.add_argument("--threshold", type=float, default=0.8)
+    refine.add_argument("--max-iter", type=int, default=5)
+    refine.set_defaults(func=run_refine)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print the ontology as a table or as JSON."""
+    from memlens.ontology import load_ontology
+
+    ontology = load_ontology(args.ontology)
+    if args.format == "json":
+        print(json.dumps(ontology.model_dump(mode="json"), ensure_ascii=False, indent=2))
+        return 0
+    print(f"{ontology.name} v{ontology.version} — {len(ontology.roots)} roots, "
+          f"{len(ontology.symbols)} subcategories (sha256 {ontology.content_hash()[:12]})")
+    for root in ontology.roots:
+        print(f"\n{root.id}: {root.definition}")
+        for symbol in (s for s in ontology.symbols if s.root == root.id):
+            print(f"  {symbol.id:<38} {symbol.name}")
+    return 0
+
+
+def run_agreement(args: argparse.Namespace) -> int:
+    """Pairwise agreement, Cohen's kappa per pair and Fleiss' kappa over the label files."""
+    from memlens.ontology import load_ontology
+    from memlens.ontology.label_files import read_labels
+    from memlens.ontology.reliability import agreement_report, format_report
+
+    if len(args.files) < 2:
+        raise MemlensError("agreement needs at least two label files")
+    ontology = load_ontology(args.ontology)
+    field = "label" if args.level == "label" else "root"
+    label_sets = {}
+    for file in args.files:
+        name = file if file not in label_sets else f"{file}#{len(label_sets)}"
+        label_sets[name] = {row["id"]: row[field] for row in read_labels(file, ontology)}
+    report = agreement_report(label_sets)
+    report["level"] = args.level
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
+def run_robustness(args: argparse.Namespace) -> int:
+    """Repeat agreement (two seeds at T=1) and agreement under the alternative wording."""
+    from memlens.ontology import get_labeler, load_ontology
+    from memlens.ontology.label_files import group_responses, read_steps
+    from memlens.ontology.reliability import definition_robustness, repeat_agreement
+
+    ontology, alternative = load_ontology(args.ontology), load_ontology(args.alt)
+    rows = read_steps(args.input)
+    responses = [[rows[i]["text"] for i in group] for group in group_responses(rows)]
+    embedded = args.labeler == "embedded"
+    sampling = {} if embedded else {"temperature": 1.0}
+    repeat = repeat_agreement(
+        lambda seed: get_labeler(args.labeler, ontology=ontology,
+                                 **({} if embedded else {"seed": seed}), **sampling),
+        responses, seeds=tuple(args.seeds))
+    robust = definition_robustness(lambda o: get_labeler(args.labeler, ontology=o),
+                                   responses, ontology, alternative)
+    print(json.dumps({"labeler": args.labeler, "repeat": repeat, "definition_robustness": robust},
+                     indent=2))
+    return 0
+
+
+def run_sample(args: argparse.Namespace) -> int:
+    """Write a seeded random sample of a label file as an audit CSV."""
+    from memlens.ontology.label_files import audit_sample, read_labels, write_audit_csv
+
+    rows = audit_sample(read_labels(args.file), args.n, seed=args.seed)
+    write_audit_csv(args.out, rows)
+    print(f"wrote {len(rows)} rows for audit to {args.out}")
+    return 0
+
+
+def run_refine(args: argparse.Namespace) -> int:
+    """Run the refinement loop and print each version's agreement."""
+    from memlens.models import get_model
+    from memlens.ontology import get_labeler, load_ontology
+    from memlens.ontology.label_files import group_responses, read_steps
+    from memlens.ontology.refine import refine
+
+    if len(set(args.labelers)) < 2:
+        raise MemlensError("--labelers needs at least two different labelers")
+    rows = read_steps(args.steps)
+    responses = [[rows[i]["text"] for i in group] for group in group_responses(rows)]
+    labelers = {spec: (lambda o, spec=spec: get_labeler(spec, ontology=o))
+                for spec in args.labelers}
+    result = refine(labelers, responses, get_model(args.reviser), load_ontology(args.ontology),
+                    Path(args.out), threshold=args.threshold, max_iter=args.max_iter)
+    for entry in result.history:
+        if "mean_agreement" in entry:
+            print(f"v{entry['version']}: agreement {100 * entry['mean_agreement']:.1f} % "
+                  f"({entry['revision']})")
+        else:
+            print(f"v{entry['version']}: revision failed: {entry['reason']}")
+    print(f"best: v{result.best_version} -> {Path(args.out) / f'v{result.best_version}.json'}")
+    return 0
