@@ -154,14 +154,12 @@ def log_table(width_a, width_b):
 @njit(cache=True, nogil=True)
 def _shared_symbol_term(count_a, n, count_b, m, table):
     """p·log(p/mix) + q·log(q/mix) for a symbol with counts in both sequences, mix = (p + q)/2."""
-    x = count_a * m  # p / mix = 2x / (x + y), exactly, in integers
+    x = count_a * m  # p / mix = 2x / (x + y) exactly, in integers
     y = count_b * n
-    p = count_a / n
-    q = count_b / m
     if table.shape[0] > 0:
         log_total = table[x + y]
-        return p * (table[2 * x] - log_total) + q * (table[2 * y] - log_total)
-    return p * math.log(2.0 * x / (x + y)) + q * math.log(2.0 * y / (x + y))
+        return (count_a / n) * (table[2 * x] - log_total) + (count_b / m) * (table[2 * y] - log_total)
+    return (count_a / n) * math.log(2.0 * x / (x + y)) + (count_b / m) * math.log(2.0 * y / (x + y))
 
 
 @njit(cache=True, nogil=True)
@@ -169,7 +167,8 @@ def js_distance_pair(a, n, b, m, count_a, count_b, table):
     """Jensen–Shannon distance sqrt(JSD / ln 2) of the two symbol histograms, in [0, 1].
 
     ``count_a`` / ``count_b`` are int64 scratch indexed by symbol code, zero on entry and exit;
-    ``table`` is :func:`log_table` for widths ≥ (n, m), or empty to call ``log``.
+    ``table`` is :func:`log_table` for widths ≥ (n, m), or empty to call ``log``. A symbol seen
+    in one sequence only contributes p·log(p / (p/2)) = p·ln 2; those shares are summed first.
     """
     if n == 0 and m == 0:
         return 0.0
@@ -179,24 +178,23 @@ def js_distance_pair(a, n, b, m, count_a, count_b, table):
         count_a[a[i]] += 1
     for j in range(m):
         count_b[b[j]] += 1
-    total = 0.0
-    for i in range(n):  # symbols of a (shared or a-only), each visited once
+    shared = 0.0
+    exclusive = 0.0  # total probability mass on symbols seen in one sequence only
+    for i in range(n):  # each distinct symbol of a once; clears count_a as it goes
         symbol = a[i]
         if count_a[symbol] > 0:
             if count_b[symbol] > 0:
-                total += _shared_symbol_term(count_a[symbol], n, count_b[symbol], m, table)
-            else:  # mix = p / 2
-                total += (count_a[symbol] / n) * _LN2
+                shared += _shared_symbol_term(count_a[symbol], n, count_b[symbol], m, table)
+                count_b[symbol] = -1  # done: skipped by the b pass
+            else:
+                exclusive += count_a[symbol] / n
             count_a[symbol] = 0
-            count_b[symbol] = -1  # visited: skip it in the b pass
-    for j in range(m):  # symbols only in b: mix = q / 2
+    for j in range(m):  # symbols only in b; clears count_b as it goes
         symbol = b[j]
         if count_b[symbol] > 0:
-            total += (count_b[symbol] / m) * _LN2
-            count_b[symbol] = 0
-    for i in range(n):
-        count_b[a[i]] = 0
-    jsd = 0.5 * total
+            exclusive += count_b[symbol] / m
+        count_b[symbol] = 0
+    jsd = 0.5 * (shared + exclusive * _LN2)
     if jsd <= 0.0:
         return 0.0
     distance = math.sqrt(jsd / _LN2)
