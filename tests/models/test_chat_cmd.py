@@ -39,7 +39,7 @@ def test_unreachable_server_is_one_clear_error(capsys):
     err = capsys.readouterr().err
     assert status == 2
     assert err.startswith("memlens: error: openai:m@http://127.0.0.1:")
-    assert "call failed after 2 attempt(s): gave up after 2 attempts: connection error" in err
+    assert "/v1: gave up after 2 attempts: connection error" in err
     assert err.count("\n") == 1
 
 
@@ -48,8 +48,7 @@ def test_timeout_is_one_clear_error(capsys):
         status = main(["chat", "--model", f"openai:m@{server.base_url}", "--timeout", "0.2",
                        "--attempts", "1", "hi"])
     assert status == 2
-    assert capsys.readouterr().err.endswith("call failed after 1 attempt(s): "
-                                            "gave up after 1 attempts: timeout after 0.2s\n")
+    assert capsys.readouterr().err.endswith("/v1: gave up after 1 attempt: timeout after 0.2s\n")
 
 
 def test_api_key_never_printed(capsys, monkeypatch):
@@ -59,7 +58,7 @@ def test_api_key_never_printed(capsys, monkeypatch):
         status = main(["chat", "--model", f"openai:m@{server.base_url}", "--api-key-env",
                        "CUSTOM_KEY", "--usage", "hi"])
     captured = capsys.readouterr()
-    assert status == 2 and "HTTP 401" in captured.err
+    assert status == 2 and "/v1: call failed: HTTP 401" in captured.err
     assert secret not in captured.out + captured.err
 
 

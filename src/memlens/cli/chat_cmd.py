@@ -86,8 +86,8 @@ def run_chat(args: argparse.Namespace) -> int:
     try:
         response = model.complete(messages, params)
     except ModelCallError as error:
-        raise MemlensError(f"{model.model_id}: call failed after {error.attempts} attempt(s): "
-                           f"{error.reason}") from None
+        reason = error.reason if error.reason.startswith("gave up") else f"call failed: {error.reason}"
+        raise MemlensError(f"{model.model_id}: {reason}") from None
     finally:
         close = getattr(model, "close", None)
         if close:

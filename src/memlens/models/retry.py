@@ -116,5 +116,6 @@ async def call_with_retries(attempt_call: Callable[[], Awaitable[T]],
         if failure.retry_after_s is not None:
             delay = min(failure.retry_after_s, policy.max_retry_after_s)
         await sleep(delay)
-    raise ModelCallError(f"gave up after {policy.max_attempts} attempts: {reasons[-1]}",
+    plural = "s" if policy.max_attempts != 1 else ""
+    raise ModelCallError(f"gave up after {policy.max_attempts} attempt{plural}: {reasons[-1]}",
                          policy.max_attempts)
