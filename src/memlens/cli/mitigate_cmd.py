@@ -1,5 +1,163 @@
-"""Sub-commands of `memlens` (placeholder until its issue lands: registers nothing)."""
+"""``memlens mitigate references|sympref|grpo|dpo|eval`` — argument parsing only.
+
+Training flags are generated from the settings dataclasses (``--num-generations``, ``--beta``…),
+so every paper default in ``memlens.mitigation.config`` can be overridden from the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
 
 
 def register(subparsers) -> None:
-    """Add this module's sub-commands to `subparsers`."""
+    """Add ``memlens mitigate`` and its sub-commands."""
+    parser = subparsers.add_parser("mitigate", help="reduce drift: reference data, DPO data, "
+                                   "GRPO / DPO training, evaluation")
+    commands = parser.add_subparsers(dest="mitigate_command", metavar="STEP")
+    parser.set_defaults(func=lambda args: parser.print_help() or 2)
+    _register_references(commands)
+    _register_sympref(commands)
+    _register_training(commands, "grpo")
+    _register_training(commands, "dpo")
+    _register_eval(commands)
+
+
+def _common_generation(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--questions", help="questions file (default: the bundled benchmark)")
+    parser.add_argument("--limit", type=int, default=None, help="use the first N questions")
+    parser.add_argument("--judge", default="fake", help="judge model string (default: fake)")
+    parser.add_argument("--out", required=True, help="output directory (also the run store)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-tokens", type=int, default=1024)
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def _register_references(commands) -> None:
+    parser = commands.add_parser("references", help="reference trajectories o*(x) for GRPO")
+    parser.add_argument("--model", default="embedded", help="base policy to sample from")
+    parser.add_argument("--candidates", type=int, default=4)
+    parser.add_argument("--labeler", default="embedded", help="embedded | keyword | MODEL")
+    parser.add_argument("--stimuli", help="stimuli file (default: bundled catalogue)")
+    _common_generation(parser)
+    parser.set_defaults(func=_run_references)
+
+
+def _register_sympref(commands) -> None:
+    parser = commands.add_parser("sympref", help="SymPreference DPO pairs (App. I.1)")
+    parser.add_argument("--model", default="embedded", help="candidate generator")
+    parser.add_argument("--rewriter", default=None, help="rewriter model (default: --judge)")
+    parser.add_argument("--personas", help="personas JSONL (default: bundled)")
+    parser.add_argument("--personas-per-question", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=5, help="candidates per arm (×2 arms)")
+    parser.add_argument("--pairs-per-prompt", type=int, default=1,
+                        help="pairs kept per prompt (0 = every chosen × rejected)")
+    parser.add_argument("--mix", help="general preference set (JSONL prompt/chosen/rejected)")
+    parser.add_argument("--mix-fraction", type=float, default=0.5)
+    _common_generation(parser)
+    parser.set_defaults(func=_run_sympref)
+
+
+def _add_settings_flags(parser: argparse.ArgumentParser, settings_class) -> None:
+    for field in dataclasses.fields(settings_class):
+        if field.name == "extra":
+            continue
+        default = field.default
+        parser.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name, default=None,
+                            metavar="VALUE", help=f"(default: {default})")
+
+
+def _register_training(commands, kind: str) -> None:
+    from memlens.mitigation.config import DPOSettings, GRPOSettings
+
+    settings_class = GRPOSettings if kind == "grpo" else DPOSettings
+    what = "prompt + reference" if kind == "grpo" else "prompt / chosen / rejected"
+    parser = commands.add_parser(kind, help=f"train with TRL {kind.upper()} ({what} data)",
+                                 description=settings_class.__doc__)
+    parser.add_argument("--model", required=True, help="local model directory")
+    parser.add_argument("--data", required=True, help="dataset directory or .jsonl/.parquet")
+    parser.add_argument("--output", required=True, help="output directory")
+    parser.add_argument("--config", help="YAML file of settings")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="any other TRL config field (repeatable)")
+    parser.add_argument("--dry-run", action="store_true", help="print the resolved TRL config")
+    _add_settings_flags(parser, settings_class)
+    parser.set_defaults(func=_run_training, kind=kind, settings_class=settings_class)
+
+
+def _register_eval(commands) -> None:
+    parser = commands.add_parser("eval", help="Table 2: drift, diversity, judge, capability")
+    parser.add_argument("--models", nargs="+", required=True,
+                        help="model strings, base first (e.g. hf:./base hf:./grpo)")
+    parser.add_argument("--data", required=True, help="held-out dataset (prompt, reference)")
+    parser.add_argument("--labeler", default="embedded")
+    parser.add_argument("--judge", default=None, help="judge model string (omit: no judge)")
+    parser.add_argument("--lm-eval", dest="lm_eval", default="",
+                        help="comma list of capability tasks: mmlu,gsm8k,ifeval")
+    parser.add_argument("--lm-eval-limit", type=int, default=None)
+    parser.add_argument("--limit", type=int, default=None, help="held-out rows to use")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-tokens", type=int, default=1024)
+    parser.add_argument("--no-progress", action="store_true")
+    parser.set_defaults(func=_run_eval)
+
+
+def _run_training(args: argparse.Namespace) -> int:
+    from memlens.mitigation.config import parse_extra, resolve_settings
+    from memlens.mitigation.train import train_dpo, train_grpo, trl_config
+
+    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(args.settings_class)
+                 if f.name != "extra"}
+    settings = resolve_settings(args.settings_class, args.config, overrides,
+                                parse_extra(args.set))
+    if args.dry_run:
+        config = trl_config(args.kind, settings, args.output)
+        print(json.dumps({"memlens": dataclasses.asdict(settings),
+                          "trl": config.to_dict()}, indent=2, default=str))
+        return 0
+    train = train_grpo if args.kind == "grpo" else train_dpo
+    result = train(args.model, args.data, args.output, settings)
+    losses = [row["loss"] for row in result.log_history if "loss" in row]
+    print(f"trained {args.kind}: {result.train_rows} rows, {len(losses)} logged steps, "
+          f"final loss {losses[-1] if losses else 'n/a'}; model in {result.output_dir}")
+    return 0
+
+
+def _run_references(args: argparse.Namespace) -> int:
+    from memlens.mitigation.references import ReferenceConfig, build_references
+
+    config = ReferenceConfig(model=args.model, judge=args.judge, labeler=args.labeler,
+                             candidates=args.candidates, questions=args.questions,
+                             stimuli=args.stimuli, limit=args.limit, seed=args.seed,
+                             max_tokens=args.max_tokens)
+    report = build_references(config, Path(args.out), progress=not args.no_progress)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def _run_sympref(args: argparse.Namespace) -> int:
+    from memlens.mitigation.sympref import SymPrefConfig, build_sympref
+
+    config = SymPrefConfig(model=args.model, judge=args.judge, rewriter=args.rewriter or args.judge,
+                           personas=args.personas, personas_per_question=args.personas_per_question,
+                           samples_per_arm=args.samples, pairs_per_prompt=args.pairs_per_prompt,
+                           questions=args.questions, limit=args.limit, seed=args.seed,
+                           max_tokens=args.max_tokens, mix=args.mix, mix_fraction=args.mix_fraction)
+    report = build_sympref(config, Path(args.out), progress=not args.no_progress)
+    print(json.dumps(report["counts"], indent=2))
+    return 0
+
+
+def _run_eval(args: argparse.Namespace) -> int:
+    from memlens.mitigation.evaluate import EvalConfig, evaluate_models
+
+    tasks = [task.strip() for task in args.lm_eval.split(",") if task.strip()]
+    config = EvalConfig(models=args.models, data=args.data, labeler=args.labeler, judge=args.judge,
+                        lm_eval_tasks=tasks, lm_eval_limit=args.lm_eval_limit, limit=args.limit,
+                        seed=args.seed, max_tokens=args.max_tokens)
+    table = evaluate_models(config, Path(args.out), progress=not args.no_progress)
+    print(table.to_markdown() if hasattr(table, "to_markdown") else table)
+    return 0
