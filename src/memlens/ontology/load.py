@@ -79,6 +79,8 @@ def _describe(error: ValidationError, data: dict) -> str:
         index = int(location[1])
         if index < len(symbols) and isinstance(symbols[index], dict) and "id" in symbols[index]:
             where += f" (symbol {symbols[index]['id']!r})"
+    more = len(error.errors()) - 1
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     if not where:
-        return message
-    return f"field {where}: {message}"
+        return message + suffix
+    return f"field {where}: {message}{suffix}"
