@@ -15,6 +15,7 @@ from numba import njit
 
 _BIG = 1 << 40  # "infinity" for integer DTW rows; far above any reachable cost
 _LN2 = math.log(2.0)
+_SMALL_TABLE = 64  # n·m at or below which the DP beats bit-parallel setup (benchmarks/)
 
 
 @njit(cache=True, nogil=True)
@@ -119,11 +120,13 @@ def levenshtein_bits_pair(pattern, p, text, t, peq):
 
 @njit(cache=True, nogil=True)
 def levenshtein_pair(a, n, b, m, peq, row):
-    """Levenshtein distance: bit-parallel when one side fits in 64 symbols, else the DP."""
+    """Levenshtein distance: DP for tiny tables, bit-parallel when one side fits in 64 symbols."""
     if n == 0:
         return m
     if m == 0:
         return n
+    if n * m <= _SMALL_TABLE:  # tiny tables: the plain DP has less set-up than the bit-vectors
+        return levenshtein_dp_pair(a, n, b, m, row)
     if n <= 64:  # no swap to the shorter side: a predictable branch is faster for short inputs
         return levenshtein_bits_pair(a, n, b, m, peq)
     if m <= 64:
