@@ -60,3 +60,12 @@ def test_bad_item(item):
 def test_repeated_alphabet():
     with pytest.raises(MemlensError, match="repeated"):
         encode(["a"], alphabet="aa")
+
+
+def test_numpy_rows_and_scalars():
+    batch = encode(np.array([[3, 1], [1, 1]]))
+    assert batch.codes.tolist() == [[0, 1], [1, 1]]
+    with pytest.raises(MemlensError, match=r"sequences\[0\]: expected a sequence"):
+        encode([np.array(5)])
+    with pytest.raises(MemlensError, match=r"sequences\[0\]: expected a sequence"):
+        encode([np.zeros((2, 2))])

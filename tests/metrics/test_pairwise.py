@@ -131,3 +131,8 @@ def test_unhashable_symbol_names_the_position():
 def test_bad_alpha(alpha):
     with pytest.raises(MemlensError, match="alpha"):
         sri("ab", "ba", alpha=alpha)
+
+
+def test_zero_dimensional_array_is_a_clear_error():
+    with pytest.raises(MemlensError, match="a: expected a sequence of hashable symbols"):
+        dtw(np.array(3), [3])

@@ -79,7 +79,12 @@ def symbol_sequence(value: object, what: str) -> tuple[Hashable, ...]:
     """
     if isinstance(value, (Mapping, Set)) or not isinstance(value, Iterable):
         raise MemlensError(f"{what}: expected a sequence of hashable symbols, got {type(value).__name__}")
-    symbols = tuple(value)
+    try:
+        symbols = tuple(value)
+    except TypeError:  # e.g. a 0-d numpy array: iterable type, not iterable value
+        raise MemlensError(
+            f"{what}: expected a sequence of hashable symbols, got {type(value).__name__}"
+        ) from None
     for position, symbol in enumerate(symbols):
         if not _is_hashable(symbol):
             raise MemlensError(
@@ -94,7 +99,8 @@ def _check_sequences(sequences: object, what: str) -> list[object]:
         raise MemlensError(f"{what}: expected a list of sequences, got {type(sequences).__name__}")
     items = list(sequences)
     for row, item in enumerate(items):
-        if isinstance(item, (Mapping, Set)) or not isinstance(item, Sequence | np.ndarray):
+        is_vector = isinstance(item, np.ndarray) and item.ndim == 1
+        if isinstance(item, (Mapping, Set)) or not (isinstance(item, Sequence) or is_vector):
             raise MemlensError(
                 f"{what}[{row}]: expected a sequence of hashable symbols, got {type(item).__name__}"
             )
