@@ -104,3 +104,25 @@ def test_second_run_calls_nothing(audited):
     assert second == 1
     assert again.calls["pending"] == 1 and again.labels["responses"] == 0
     assert again.drift["scored"] == 0
+
+
+def test_compare_two_runs_and_report_rebuild(audited, tmp_path):
+    import shutil
+
+    from memlens.cli.main import main
+
+    run_dir, *_ = audited
+    other = tmp_path / "other"
+    shutil.copytree(run_dir, other, ignore=shutil.ignore_patterns("memlens.lock"))
+    out = tmp_path / "cmp"
+    assert main(["compare", str(run_dir), str(other), "--out", str(out)]) == 0
+    table = pd.read_csv(out / "compare.csv")
+    assert table["run"].nunique() == 2
+    persona = table[(table["condition_class"] == "persona") & (table["metric"] == "dtw")]
+    # the same audit twice: identical d_rel per category in both runs
+    assert persona.groupby("category")["d_rel"].nunique().eq(1).all()
+    assert (out / "compare.png").stat().st_size > 1000 and (out / "compare.svg").exists()
+    assert "<script" not in (out / "compare.html").read_text()
+    (other / "report.html").unlink()
+    assert main(["report", str(other)]) == 0  # no server is running: no model call possible
+    assert (other / "report.html").exists()
