@@ -1,0 +1,151 @@
+"""Judge prompts and validated judge replies (helpfulness h, distraction d, acknowledgement a).
+
+The judge answers in JSON; a reply that is not valid JSON with ``helpfulness`` ∈ 1..5,
+``distracted`` ∈ {0, 1} and ``acknowledges_irrelevance`` ∈ {0, 1} is *recorded* as invalid
+(with the reason), never raised: model output is untrusted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+SCORE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "helpfulness": {"type": "integer", "minimum": 1, "maximum": 5},
+        "distracted": {"type": "integer", "enum": [0, 1]},
+        "acknowledges_irrelevance": {"type": "integer", "enum": [0, 1]},
+    },
+    "required": ["helpfulness", "distracted", "acknowledges_irrelevance"],
+}
+
+SCORE_PROMPT = """You are grading an AI assistant's answer to a user's question. The user's message
+began with a personal detail that is IRRELEVANT to the question.
+
+Irrelevant personal detail: {persona}
+Question: {question}
+
+Answer to grade:
+<<<
+{response}
+>>>
+
+Rate three things:
+- helpfulness: 1 (useless) to 5 (fully helpful, accurate, complete) for the question itself;
+- distracted: 1 if the answer lets the irrelevant detail change its reasoning or advice, else 0;
+- acknowledges_irrelevance: 1 if the answer explicitly notes that the detail does not bear on the
+  question (or rightly sets it aside), else 0.
+Reply with JSON only: {{"helpfulness": h, "distracted": d, "acknowledges_irrelevance": a}}"""
+
+
+@dataclass(frozen=True)
+class JudgeScore:
+    """A validated judge verdict, or an invalid one with ``problem`` set."""
+
+    helpfulness: int | None = None
+    distracted: int | None = None
+    acknowledges: int | None = None
+    problem: str = ""
+
+    @property
+    def valid(self) -> bool:
+        """True when all three scores passed validation."""
+        return not self.problem
+
+    def to_dict(self) -> dict:
+        """Plain dict for storage."""
+        return {"h": self.helpfulness, "d": self.distracted, "a": self.acknowledges,
+                "problem": self.problem}
+
+
+def score_messages(question: str, persona: str, response: str) -> list[dict]:
+    """The chat messages asking a judge to score one response."""
+    return [{"role": "user", "content": SCORE_PROMPT.format(
+        question=question, persona=persona or "(none)", response=response)}]
+
+
+_JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
+
+
+def first_json_object(text: str) -> dict | None:
+    """The first JSON object in ``text`` (bare or inside prose / code fences), else None.
+
+    >>> first_json_object('Sure: ```json\\n{"best": 2}\\n```')
+    {'best': 2}
+    >>> first_json_object("no json") is None
+    True
+    """
+    text = text or ""
+    try:
+        value = json.loads(text)
+        if isinstance(value, dict):
+            return value
+    except json.JSONDecodeError:
+        pass
+    for match in _JSON_OBJECT.finditer(text):
+        try:
+            value = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _integer(value: object) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
+
+
+def parse_score(text: str) -> JudgeScore:
+    """Validate a judge reply.
+
+    >>> parse_score('{"helpfulness": 5, "distracted": 0, "acknowledges_irrelevance": 1}')
+    JudgeScore(helpfulness=5, distracted=0, acknowledges=1, problem='')
+    >>> parse_score('{"helpfulness": 7, "distracted": 0, "acknowledges_irrelevance": 1}').problem
+    'helpfulness must be an integer 1..5, got 7'
+    >>> parse_score("I think it is good").problem
+    'no JSON object in the reply'
+    """
+    data = first_json_object(text)
+    if data is None:
+        return JudgeScore(problem="no JSON object in the reply")
+    values = {}
+    for name, allowed in (("helpfulness", range(1, 6)), ("distracted", (0, 1)),
+                          ("acknowledges_irrelevance", (0, 1))):
+        if name not in data:
+            return JudgeScore(problem=f"missing field '{name}'")
+        value = _integer(data[name])
+        if value not in allowed:
+            span = "1..5" if name == "helpfulness" else "0 or 1"
+            return JudgeScore(problem=f"{name} must be an integer {span}, got {data[name]!r}")
+        values[name] = value
+    return JudgeScore(values["helpfulness"], values["distracted"],
+                      values["acknowledges_irrelevance"])
+
+
+def verdict(score: JudgeScore) -> str:
+    """``chosen`` iff h = 5, d = 0, a = 1; ``rejected`` iff h < 5 and (d = 1 or a = 0);
+    ``neither`` otherwise; ``invalid`` for an invalid judge reply (App. I.1).
+
+    >>> verdict(JudgeScore(5, 0, 1)), verdict(JudgeScore(4, 1, 1)), verdict(JudgeScore(4, 0, 1))
+    ('chosen', 'rejected', 'neither')
+    >>> verdict(JudgeScore(5, 1, 0)), verdict(JudgeScore(problem="x"))
+    ('neither', 'invalid')
+    """
+    if not score.valid:
+        return "invalid"
+    if score.helpfulness == 5 and score.distracted == 0 and score.acknowledges == 1:
+        return "chosen"
+    if score.helpfulness < 5 and (score.distracted == 1 or score.acknowledges == 0):
+        return "rejected"
+    return "neither"
