@@ -30,6 +30,13 @@ def audited(tmp_path_factory):
         first_requests = len(server.requests)
         again = run_audit(config, directory / "run", progress=False)
         second_requests = len(server.requests) - first_requests
+        from memlens.cli.main import main
+
+        cli_code = main(["audit", "--model", config.model, "--labeler", config.labeler,
+                         "--questions", questions, "--stimuli", stimuli, "--seed", "3",
+                         "--bootstrap", "500", "--max-tokens", "64", "--no-progress",
+                         "--out", str(directory / "run")])
+        assert cli_code == 0
     return directory / "run", result, again, first_requests, second_requests
 
 

@@ -11,8 +11,8 @@ from memlens.report import figures, tables
 from memlens.report.html import figure_html, page, table_html
 
 
-def run_label(manifest: dict, run_dir: Path) -> str:
-    """``model / labeler`` of a run (the directory name is added when that is ambiguous)."""
+def run_label(manifest: dict) -> str:
+    """``model / labeler`` of a run (``compare_runs`` adds the folder name when ambiguous)."""
     return f"{manifest.get('model')} / {manifest.get('labeler')}"
 
 
@@ -38,7 +38,7 @@ def compare_runs(run_dirs: list[str | Path], out_dir: str | Path) -> Path:
     loaded = []
     for run_dir in map(Path, run_dirs):
         run = load_run(run_dir)
-        loaded.append((run_label(run["manifest"], run_dir), run["stats"], run_dir))
+        loaded.append((run_label(run["manifest"]), run["stats"], run_dir))
     labels = [label for label, _, _ in loaded]
     runs = [(label if labels.count(label) == 1 else f"{label} ({path.name})", stats)
             for label, stats, path in loaded]
