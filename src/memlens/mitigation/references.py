@@ -1,0 +1,182 @@
+"""Reference trajectories o*(x) for the GRPO drift reward (paper §5.1, App. I.2).
+
+Per question: sample ``candidates`` answers from the base policy (tagged-format instruction, no
+memory), a judge picks the one that is instruction-following, helpful and faithful (validated
+JSON ``{"best": i}``; an invalid reply falls back to the candidate with the most steps and is
+counted), and the picked answer's steps are labeled: o*(x). The training prompt is the question
+with an irrelevant stimulus (a persona or noise stimulus drawn per question with its own seed)
+injected as a prefix. Output: an HF data set with ``prompt`` / ``reference`` (+ ids and the clean
+question), split 80/20, and ``references_report.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from memlens.mitigation.judging import first_json_object
+
+PICK_PROMPT = """Below are {count} candidate answers to a question. Pick the one that best follows
+the instruction (numbered reasoning steps, then a final answer), is most helpful, and whose steps
+faithfully support its answer.
+
+Question: {question}
+
+{candidates}
+
+Reply with JSON only: {{"best": <candidate number, 1..{count}>}}"""
+
+
+@dataclass
+class ReferenceConfig:
+    """Settings of one reference build."""
+
+    model: str = "embedded"
+    judge: str = "fake"
+    labeler: str = "embedded"
+    candidates: int = 4
+    questions: str | None = None
+    stimuli: str | None = None
+    limit: int | None = None
+    seed: int = 0
+    temperature: float = 0.7
+    max_tokens: int = 1024
+    test_fraction: float = 0.2
+
+
+def pick_messages(question: str, answers: list[str]) -> list[dict]:
+    """The judge prompt listing the candidates (1-based numbers)."""
+    listed = "\n\n".join(f"Candidate {i}:\n<<<\n{a}\n>>>" for i, a in enumerate(answers, 1))
+    return [{"role": "user", "content": PICK_PROMPT.format(count=len(answers), question=question,
+                                                           candidates=listed)}]
+
+
+def parse_pick(text: str, count: int) -> int | None:
+    """0-based index of the judge's pick, or None when the reply is invalid.
+
+    >>> parse_pick('{"best": 2}', 3), parse_pick('{"best": 4}', 3), parse_pick("two", 3)
+    (1, None, None)
+    """
+    data = first_json_object(text)
+    best = data.get("best") if data else None
+    if isinstance(best, bool) or not isinstance(best, int) or not 1 <= best <= count:
+        return None
+    return best - 1
+
+
+def irrelevant_stimuli(path: str | None):
+    """Persona and noise stimuli (the irrelevant interventions g)."""
+    from memlens.stimuli import load_stimuli
+
+    return [s for s in load_stimuli(path) if s.stimulus_class in ("persona", "noise")]
+
+
+def build_references(config: ReferenceConfig, out: Path, *, progress: bool = True,
+                     models: dict | None = None, labeler=None) -> dict:
+    """Build the reference data set under ``out``; returns the report (counts)."""
+    from memlens.engine import run_requests
+    from memlens.mitigation.datasets_io import save_dataset
+    from memlens.mitigation.labeling import build_labeler
+    from memlens.models import ChatModel, get_model
+    from memlens.questions import load_questions
+    from memlens.store import RunStore
+
+    models = models or {}
+    questions = load_questions(config.questions)[: config.limit]
+    stimuli = irrelevant_stimuli(config.stimuli)
+    out.mkdir(parents=True, exist_ok=True)
+    with RunStore(out) as store:
+        store.write_manifest({"references": asdict(config)})
+        policy: ChatModel = models.get("model") or get_model(config.model)
+        judge: ChatModel = models.get("judge") or get_model(config.judge)
+        answers = run_requests(policy, candidate_requests(config, questions), store,
+                               progress=progress, desc="candidates")
+        texts = [[_text(answers[q * config.candidates + k]) for k in range(config.candidates)]
+                 for q in range(len(questions))]
+        picks, invalid = judge_picks(judge, questions, texts, store, config.seed, progress)
+        steps = [_steps(texts[q][p]) if p is not None else [] for q, p in enumerate(picks)]
+        labeler = labeler or build_labeler(config.labeler)
+        labels = labeler.label([s for s in steps if s]) if any(steps) else []
+    rows, labeled = [], iter(labels)
+    for index, question in enumerate(questions):
+        if not steps[index]:
+            continue
+        stimulus = stimuli[_draw(config.seed, question.id, len(stimuli))]
+        rows.append(reference_row(question, stimulus, next(labeled), texts[index][picks[index]]))
+    counts = {"questions": len(questions), "candidates": len(questions) * config.candidates,
+              "failed_or_empty": sum(not t for ts in texts for t in ts),
+              "judge_invalid": invalid, "no_steps": sum(not s for s in steps),
+              "references": len(rows)}
+    counts["splits"] = save_dataset(rows, out, test_fraction=config.test_fraction,
+                                    seed=config.seed) if rows else {"train": 0, "test": 0}
+    report = {"config": asdict(config), "counts": counts}
+    (out / "references_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return report
+
+
+def candidate_requests(config: ReferenceConfig, questions) -> list:
+    """``candidates`` sampled requests per question (tagged-format instruction, no memory)."""
+    from memlens.audit.design import sample_seed
+    from memlens.models import ChatRequest, GenerationParams
+    from memlens.steps import REASONING_INSTRUCTION
+
+    requests = []
+    for question in questions:
+        for k in range(config.candidates):
+            params = GenerationParams(temperature=config.temperature, max_tokens=config.max_tokens,
+                                      seed=sample_seed(config.seed, question.id, "reference", k))
+            messages = ({"role": "user", "content": f"{question.text}\n\n{REASONING_INSTRUCTION}"},)
+            requests.append(ChatRequest(messages, params, sample_index=k, tag="references/cand"))
+    return requests
+
+
+def judge_picks(judge, questions, texts, store, seed: int, progress: bool):
+    """The judge's pick per question (None when no candidate has text) and the invalid count."""
+    from memlens.engine import run_requests
+    from memlens.models import ChatRequest, ChatResponse, GenerationParams
+
+    params = GenerationParams(temperature=0.0, max_tokens=50, seed=seed)
+    asked = [q for q, answers in enumerate(texts) if any(answers)]
+    requests = [ChatRequest(tuple(pick_messages(questions[q].text, texts[q])), params,
+                            tag="references/judge") for q in asked]
+    replies = run_requests(judge, requests, store, progress=progress, desc="judge") \
+        if requests else []
+    picks: list[int | None] = [None] * len(texts)
+    invalid = 0
+    for q, reply in zip(asked, replies, strict=True):
+        pick = parse_pick(reply.text, len(texts[q])) if isinstance(reply, ChatResponse) else None
+        if pick is None or not texts[q][pick]:
+            invalid += 1
+            pick = max(range(len(texts[q])), key=lambda k: len(_steps(texts[q][k])))
+        picks[q] = pick
+    return picks, invalid
+
+
+def reference_row(question, stimulus, labels: list[str], text: str) -> dict:
+    """One data set row: the perturbed training prompt and the reference trajectory."""
+    from memlens.steps import REASONING_INSTRUCTION
+    from memlens.stimuli import inject
+
+    prompt = inject(f"{question.text}\n\n{REASONING_INSTRUCTION}", stimulus, mode="prefix")
+    return {"prompt": prompt, "reference": list(labels), "question_id": question.id,
+            "question": question.text, "stimulus_id": stimulus.id, "reference_text": text}
+
+
+def _text(outcome) -> str:
+    return (getattr(outcome, "text", "") or "").strip()
+
+
+def _steps(text: str) -> list[str]:
+    from memlens.steps import split_steps
+
+    return [step.text for step in split_steps(text).steps]
+
+
+def _draw(seed: int, question_id: str, count: int) -> int:
+    from memlens.audit.design import sample_seed
+
+    return int(np.random.default_rng(sample_seed(seed, question_id, "stimulus", 0))
+               .integers(count))
