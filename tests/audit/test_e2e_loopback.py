@@ -133,3 +133,26 @@ def test_compare_two_runs_and_report_rebuild(audited, tmp_path):
     (other / "report.html").unlink()
     assert main(["report", str(other)]) == 0  # no server is running: no model call possible
     assert (other / "report.html").exists()
+
+
+def test_manifest_records_the_audit(audited):
+    from memlens.store import RunStore
+
+    run_dir, *_ = audited
+    with RunStore(run_dir) as store:
+        manifest = store.read_manifest()["audit"]
+    assert manifest["config"]["seed"] == 3 and manifest["seed"] == 3
+    assert manifest["model"].startswith("openai:scripted@http://127.0.0.1:")
+    assert manifest["inputs"]["cells"] == 32 and manifest["inputs"]["questions"] == 4
+    for key in ("questions_sha256", "stimuli_sha256", "ontology_sha256"):
+        assert len(manifest["inputs"][key]) == 64
+    assert manifest["versions"]["statsmodels"]
+
+
+def test_resume_with_other_settings_is_refused(audited):
+    from memlens.audit import build_config
+    from memlens.errors import MemlensError
+
+    run_dir, *_ = audited
+    with pytest.raises(MemlensError, match=r"different settings \(.*samples"):
+        run_audit(build_config({"samples": 2}), run_dir, progress=False)

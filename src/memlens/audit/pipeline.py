@@ -99,6 +99,23 @@ def check_manifest(store, config: AuditConfig, inputs: dict, run_dir: str | Path
             "audit, or the same settings to resume it")
 
 
+VERSIONED = ("numpy", "scipy", "pandas", "statsmodels", "numba", "xllamacpp",
+             "sentence-transformers", "openai", "anthropic")
+
+
+def package_versions() -> dict[str, str | None]:
+    """Installed versions of the packages that shape an audit's numbers (None if absent)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: dict[str, str | None] = {}
+    for name in VERSIONED:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    return found
+
+
 def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
     """Record config, versions, model strings, seeds and input hashes."""
     import platform
@@ -107,7 +124,8 @@ def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
 
     store.write_manifest({"audit": {
         "config": config.model_dump(), "inputs": inputs, "memlens_version": __version__,
-        "python": platform.python_version(), "model": config.model, "labeler": config.labeler,
+        "python": platform.python_version(), "versions": package_versions(),
+        "model": config.model, "labeler": config.labeler,
         "seed": config.seed, "seeds": "sample seed = sha256(seed|question|stimulus|sample)[:31 bits]",
     }})
 
