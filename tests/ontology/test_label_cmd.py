@@ -64,7 +64,32 @@ def test_label_with_llm_model_string_groups_by_response(tmp_path, capsys):
         ("a", "unlabeled", "unlabeled"), ("b", "unlabeled", "unlabeled"),
         ("c", "unlabeled", "unlabeled")]
     assert rows[0]["response_id"] == "r1"
-    assert "labeled 3 steps" in capsys.readouterr().out
+    out_text = capsys.readouterr().out
+    assert "labeled 3 steps" in out_text
+    assert "2 of 2 responses could not be labeled" in out_text
+    problems = [json.loads(x) for x in (tmp_path / "labels.problems.jsonl").read_text().splitlines()]
+    assert [p["index"] for p in problems] == [0, 1]
+    assert problems[0]["reply"].startswith("echo ")
+
+
+def test_label_run_dir_caches_llm_calls(tmp_path, capsys, monkeypatch):
+    from memlens.models.fake import FakeModel
+
+    calls = []
+    original = FakeModel.complete
+    monkeypatch.setattr(FakeModel, "complete",
+                        lambda self, m, p: calls.append(1) or original(self, m, p))
+    steps = write(tmp_path / "steps.jsonl", [{"id": "a", "text": "Say thanks."}])
+    args = ["label", "--labeler", "fake", "--in", str(steps), "--out", str(tmp_path / "l.jsonl"),
+            "--run-dir", str(tmp_path / "run")]
+    assert main(args) == 0
+    from memlens.store import RunStore
+
+    with RunStore(tmp_path / "run") as store:
+        assert len(store.response_keys()) == 2  # first call and its repair
+    assert len(calls) == 2
+    assert main(args) == 0
+    assert len(calls) == 2  # the second run is answered from the run store
 
 
 def test_group_responses_keeps_order():

@@ -25,6 +25,8 @@ def register(subparsers) -> None:
                         help="ontology JSON/YAML file or bundled name (default: driftlens-v1)")
     parser.add_argument("--classifier", default=None, metavar="FILE",
                         help="embedded labeler: a classifier saved by EmbeddedLabeler.save_classifier")
+    parser.add_argument("--run-dir", default=None, metavar="DIR",
+                        help="LLM labeler: cache and resume the calls in this run directory")
     parser.set_defaults(func=run_label)
 
 
@@ -38,15 +40,36 @@ def run_label(args: argparse.Namespace) -> int:
     options = {"classifier_path": args.classifier} if args.classifier else {}
     if args.classifier and args.labeler != "embedded":
         raise MemlensError("--classifier applies only to --labeler embedded")
-    labeler = get_labeler(args.labeler, ontology=ontology, **options)
-    labeled = label_rows(labeler, rows, ontology)
+    if args.run_dir:
+        from memlens.store import RunStore
+
+        with RunStore(args.run_dir) as store:
+            labeler = get_labeler(args.labeler, ontology=ontology, store=store, **options)
+            labeled = label_rows(labeler, rows, ontology)
+    else:
+        labeler = get_labeler(args.labeler, ontology=ontology, **options)
+        labeled = label_rows(labeler, rows, ontology)
     write_jsonl(args.out, labeled)
+    _report_problems(labeler, args.out)
     counts: dict[str, int] = {}
     for row in labeled:
         counts[row["root"]] = counts.get(row["root"], 0) + 1
     summary = ", ".join(f"{root} {count}" for root, count in sorted(counts.items()))
     print(f"labeled {len(labeled)} steps with {labeler.labeler_id} -> {args.out} ({summary})")
     return 0
+
+
+def _report_problems(labeler, out: str) -> None:
+    """Keep the LLM labeler's invalid replies next to the output and say how many there were."""
+    counts = getattr(labeler, "counts", None)
+    if counts is None or not counts.problems:
+        return
+    from memlens.ontology.label_files import write_jsonl
+
+    path = Path(out).with_suffix(".problems.jsonl")
+    write_jsonl(path, counts.problems)
+    print(f"{counts.unlabeled} of {counts.responses} responses could not be labeled "
+          f"(steps marked 'unlabeled'; replies kept in {path}); {counts.repaired} were repaired")
 
 
 def register_ontology(ont_sub) -> None:
