@@ -118,6 +118,8 @@ def forest_figure(stats: dict):
             margin = f"d={_num(entry.get('cohen_d')):.2f}  {entry.get('letters', '')}"
             ax.annotate(margin, xy=(1.02, yi), xycoords=("axes fraction", "data"),
                         va="center", fontsize=8, family="monospace")
+        ax.annotate("Cohen's d / letters", xy=(1.02, 1.01), xycoords="axes fraction",
+                    va="bottom", fontsize=8)
         ax.axvline(0, color="black", lw=0.8, ls="--")
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.set_yticks(y, [name for name, _ in rows], fontsize=8)
