@@ -80,16 +80,19 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3, help="repeats; the median is shown")
     parser.add_argument("--slots", default="1,2,4,8")
-    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--overhead-threads", type=int, default=1)
+    parser.add_argument("--threads", default="1,2",
+                        help="thread counts; 2 collapses when other work shares the 2 cores")
     args = parser.parse_args()
     from memlens.models.embedded import EmbeddedModel
 
     prompts = (PROMPTS * (args.requests // len(PROMPTS) + 1))[: args.requests]
     print(f"{args.requests} requests x max {args.max_tokens} tokens, median of {args.rounds} "
           "rounds; tok/s = completion tokens / wall s")
-    print("\n[overhead] one slot, sequential, 2 threads, bare and memlens interleaved")
-    bare = bare_server(1, 2)
-    model = EmbeddedModel(n_parallel=1, n_threads=2, ctx_per_slot=2048)
+    threads = args.overhead_threads
+    print(f"\n[overhead] one slot, sequential, {threads} thread(s), bare and memlens interleaved")
+    bare = bare_server(1, threads)
+    model = EmbeddedModel(n_parallel=1, n_threads=threads, ctx_per_slot=2048)
     run_bare(bare, prompts[:1], 8, 1)  # warm-up
     run_memlens(model, prompts[:1], 8, 1)
     bare_runs, memlens_runs = [], []
@@ -101,17 +104,21 @@ def main() -> None:
     print(f"  memlens        : {memlens_rate:7.1f} tok/s   ratio memlens/bare = "
           f"{memlens_rate / bare_rate:.2f}")
     del bare
-    print("\n[slots sweep] memlens, requests submitted from n_parallel threads")
-    baseline = None
-    for threads in [int(t) for t in args.threads.split(",")]:
-        for slots in [int(s) for s in args.slots.split(",")]:
-            model = EmbeddedModel(n_parallel=slots, n_threads=threads, ctx_per_slot=2048)
-            run_memlens(model, prompts[:slots], 8, slots)  # warm-up
-            rate = median_rate([run_memlens(model, prompts, args.max_tokens, slots)
-                                for _ in range(args.rounds)])
-            baseline = baseline or rate
-            print(f"  threads={threads} slots={slots}: {rate:7.1f} tok/s, "
-                  f"x{rate / baseline:.2f} vs first row", flush=True)
+    print("\n[slots sweep] memlens, requests submitted from n_parallel threads; configs "
+          "interleaved within each round so load changes hit them alike")
+    configs = [(int(t), int(s)) for t in args.threads.split(",") for s in args.slots.split(",")]
+    models = {c: EmbeddedModel(n_parallel=c[1], n_threads=c[0], ctx_per_slot=2048) for c in configs}
+    runs: dict[tuple[int, int], list[tuple[int, float]]] = {c: [] for c in configs}
+    for config, model in models.items():
+        run_memlens(model, prompts[: config[1]], 8, config[1])  # warm-up
+    for _ in range(args.rounds):
+        for config, model in models.items():
+            runs[config].append(run_memlens(model, prompts, args.max_tokens, config[1]))
+    baseline = median_rate(runs[configs[0]])
+    for (threads, slots), config_runs in runs.items():
+        rate = median_rate(config_runs)
+        print(f"  threads={threads} slots={slots}: {rate:7.1f} tok/s, x{rate / baseline:.2f} "
+              f"vs threads={configs[0][0]} slots={configs[0][1]}")
 
 
 if __name__ == "__main__":

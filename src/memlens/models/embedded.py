@@ -24,10 +24,12 @@ from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCa
 from memlens.models.tool_emulation import emulated_calls, tool_instruction, tool_schema
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DEFAULT_N_PARALLEL = 4
-"""Decoding slots; 4 was fastest per request-throughput on 2 cores (benchmarks/bench_embedded.py)."""
-DEFAULT_N_THREADS = 2
-"""CPU threads; pass ``n_threads=1`` when sharing the machine (CI, next to torch training)."""
+DEFAULT_N_PARALLEL = 8
+"""Decoding slots: 8 gave the most tokens/s on 2 cores, both on a quiet machine (~2x one slot)
+and under heavy contention (~1.1x); see benchmarks/bench_embedded.py and docs/models.md."""
+DEFAULT_N_THREADS = 1
+"""CPU threads: 1, because 2 threads collapse 5-9x whenever other work shares the 2 cores;
+pass ``n_threads=2`` on an otherwise idle machine."""
 
 
 def gguf_path() -> Path:
