@@ -152,12 +152,13 @@ def _run_sympref(args: argparse.Namespace) -> int:
 
 
 def _run_eval(args: argparse.Namespace) -> int:
-    from memlens.mitigation.evaluate import EvalConfig, evaluate_models
+    from memlens.mitigation.evaluate import EvalConfig, evaluate_models, markdown_table
 
     tasks = [task.strip() for task in args.lm_eval.split(",") if task.strip()]
     config = EvalConfig(models=args.models, data=args.data, labeler=args.labeler, judge=args.judge,
                         lm_eval_tasks=tasks, lm_eval_limit=args.lm_eval_limit, limit=args.limit,
                         seed=args.seed, max_tokens=args.max_tokens)
     table = evaluate_models(config, Path(args.out), progress=not args.no_progress)
-    print(table.to_markdown() if hasattr(table, "to_markdown") else table)
+    print(markdown_table(table))
+    print(f"table, report and figure in {args.out}")
     return 0
