@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from memlens.tooldrift.stats import bootstrap_ci, paired_test
+from memlens.tooldrift.stats import paired_test, scenario_bootstrap
 
 
 def test_wilcoxon_exact_p_by_hand():
@@ -29,17 +29,25 @@ def test_paired_test_undefined_when_no_difference():
 
 
 def test_bootstrap_ci_brackets_mean_and_is_seeded():
-    values = np.array([0.0, 0.0, 1.0, 1.0])
-    ci = bootstrap_ci(values, seed=7, n_bootstrap=4000)
-    assert ci == bootstrap_ci(values, seed=7, n_bootstrap=4000)
-    # the resampled mean of four 0/1 values lies on a grid of quarters; 95% interval is [0, 1]
-    # only if 0 or 1 reach 2.5% each: P(all four draws equal) = 1/16 = 6.25% > 2.5%
-    assert ci == [0.0, 1.0]
-    assert bootstrap_ci(np.array([np.nan, np.nan])) is None
+    neutral = np.array([0.0, 0.0, 1.0, 1.0])
+    biased = np.array([0.5, 0.5, 0.5, 0.5])
+    ci = scenario_bootstrap(biased, neutral, seed=7, n_bootstrap=4000)
+    assert ci == scenario_bootstrap(biased, neutral, seed=7, n_bootstrap=4000)
+    # a replicate's r_neutral is a mean of four 0/1 draws: P(all 0) = P(all 1) = 1/16 > 2.5 %,
+    # so the 95 % interval is exactly [0, 1]; r_biased never varies
+    assert ci["r_neutral"] == [0.0, 1.0] and ci["r_biased"] == [0.5, 0.5]
+    assert ci["delta"] == [-0.5, 0.5]
+
+
+def test_bootstrap_with_missing_rates():
+    assert scenario_bootstrap(np.array([np.nan]), np.array([np.nan]))["delta"] is None
+    only_biased = scenario_bootstrap(np.array([0.5, np.nan]), np.array([np.nan, np.nan]))
+    assert only_biased["r_biased"] == [0.5, 0.5] and only_biased["delta"] is None
 
 
 def test_bootstrap_delta_resamples_scenarios_jointly():
     # identical per-scenario deltas of 0.25 -> every replicate's delta is 0.25
     biased = np.array([0.25, 0.5, 1.0])
     neutral = biased - 0.25
-    assert bootstrap_ci(biased, neutral, seed=0, n_bootstrap=500) == pytest.approx([0.25, 0.25])
+    ci = scenario_bootstrap(biased, neutral, seed=0, n_bootstrap=500)
+    assert ci["delta"] == pytest.approx([0.25, 0.25])

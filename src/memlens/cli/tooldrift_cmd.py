@@ -31,6 +31,9 @@ def _register_run(commands) -> None:
     run.add_argument("--framework-llm", default=None,
                      help="model string for the framework's own LLM extraction (default: "
                           "verbatim storage, no extraction)")
+    run.add_argument("--top-k", type=int, default=5, help="memories retrieved per query (setting 2)")
+    run.add_argument("--retrieval-threshold", type=float, default=0.1,
+                     help="minimum retrieval score (setting 2; 0.1 is Mem0's default)")
     run.add_argument("--seed", type=int, default=0, help="sampling seed; call k uses seed + k")
     run.add_argument("--temperature", type=float, default=0.7)
     run.add_argument("--max-tokens", type=int, default=512)
@@ -80,12 +83,15 @@ def _run(args: argparse.Namespace) -> int:
     model = get_model(args.model)
     config = RunConfig(k=args.k, setting=args.setting, framework=args.framework, seed=args.seed,
                        temperature=args.temperature, max_tokens=args.max_tokens, limit=args.limit,
-                       n_bootstrap=args.bootstrap)
+                       n_bootstrap=args.bootstrap,
+                       extra={"top_k": args.top_k, "retrieval_threshold": args.retrieval_threshold,
+                              "framework_llm": args.framework_llm} if args.setting == 2 else {})
     memory = None
     if args.setting == 2:
         from memlens.tooldrift.frameworks import open_memory
 
-        memory = open_memory(args.framework, args.out / "memory", llm=args.framework_llm)
+        memory = open_memory(args.framework, args.out / "memory", llm=args.framework_llm,
+                             top_k=args.top_k, threshold=args.retrieval_threshold)
     summary = run_tooldrift(model, dataset, args.out, config, memory)
     print(format_table(summary))
     print(f"wall time {summary['run']['wall_s']:.1f} s; wrote {args.out / 'tooldrift.json'}")

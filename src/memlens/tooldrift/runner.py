@@ -84,6 +84,27 @@ def build_messages(entry: Entry, memories: list[str], constrained: bool) -> list
     return [{"role": "system", "content": system}, {"role": "user", "content": entry.user_prompt}]
 
 
+MAX_STRING_LENGTH = 60
+"""Free-form string arguments are capped when decoding is constrained: a small model otherwise
+loops inside an identifier until max_tokens (observed with SmolLM2-135M)."""
+
+
+def constrained_schema(schema: dict) -> dict:
+    """The tool's parameter schema with a ``maxLength`` on free-form strings (for
+    JSON-schema-constrained decoding; the scorer still validates against the original).
+
+    >>> constrained_schema({"type": "object", "properties": {"id": {"type": "string"},
+    ...     "mode": {"type": "string", "enum": ["a"]}}})["properties"]
+    {'id': {'type': 'string', 'maxLength': 60}, 'mode': {'type': 'string', 'enum': ['a']}}
+    """
+    properties = {}
+    for name, prop in schema.get("properties", {}).items():
+        if prop.get("type") == "string" and "enum" not in prop and "maxLength" not in prop:
+            prop = {**prop, "maxLength": MAX_STRING_LENGTH}
+        properties[name] = prop
+    return {**schema, "properties": properties}
+
+
 def build_request(entry: Entry, condition: str, k: int, memories: list[str], model: ChatModel,
                   config: RunConfig) -> ChatRequest:
     """One cached, resumable request for (entry, condition, k)."""
@@ -91,7 +112,7 @@ def build_request(entry: Entry, condition: str, k: int, memories: list[str], mod
     params = GenerationParams(temperature=config.temperature, max_tokens=config.max_tokens,
                               seed=config.seed + k)
     if constrained:
-        params = params.replace(json_schema=entry.parameters_schema)
+        params = params.replace(json_schema=constrained_schema(entry.parameters_schema))
     else:
         params = params.replace(tools=(entry.openai_tool(),), tool_choice=config.tool_choice)
     return ChatRequest(messages=tuple(build_messages(entry, memories, constrained)), params=params,
@@ -133,14 +154,16 @@ def run_tooldrift(model: ChatModel, dataset: Dataset, out_dir: str | Path,
         rows = [call_row(entry, condition, k, reply, not model.supports_tools)
                 for (entry, condition, k), reply in zip(jobs, replies, strict=True)]
         store.put_rows(CALLS_TABLE, rows)
-        retrieval = getattr(memory, "records", None)
+        retrieval = list(getattr(memory, "records", None) or [])
         if retrieval:
-            store.put_rows(RETRIEVAL_TABLE, list(retrieval))
-    return _score_run(rows, dataset, entries, Path(out_dir), config, time.monotonic() - started)
+            store.put_rows(RETRIEVAL_TABLE, retrieval)
+    summary = _score_run(rows, dataset, entries, Path(out_dir), config,
+                         time.monotonic() - started, retrieval)
+    return summary
 
 
 def _score_run(rows: list[dict], dataset: Dataset, entries: list[Entry], out_dir: Path,
-               config: RunConfig, wall_s: float) -> dict:
+               config: RunConfig, wall_s: float, retrieval: list[dict]) -> dict:
     scored = [row for row in rows if row["status"] != "failed"]
     write_calls(scored, out_dir / "calls.jsonl")
     ids = {entry.id for entry in entries}
@@ -150,6 +173,10 @@ def _score_run(rows: list[dict], dataset: Dataset, entries: list[Entry], out_dir
     summary["counts"]["failed_calls"] = len(rows) - len(scored)
     summary["run"] = {"wall_s": wall_s, "entries": len(entries), "k": config.k,
                       "setting": config.setting, "framework": config.framework}
+    if retrieval:
+        from memlens.tooldrift.frameworks import retrieval_summary
+
+        summary["retrieval"] = retrieval_summary(retrieval)
     write_summary(summary, out_dir)
     write_html(summary, out_dir, scored)
     (out_dir / "tooldrift.txt").write_text(format_table(summary) + "\n", encoding="utf-8")

@@ -12,7 +12,7 @@ import numpy as np
 from memlens.errors import MemlensError
 from memlens.tooldrift.schema import Rubric
 from memlens.tooldrift.scoring import ScenarioScore, score_scenario
-from memlens.tooldrift.stats import bootstrap_ci, paired_test
+from memlens.tooldrift.stats import paired_test, scenario_bootstrap
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -32,11 +32,7 @@ def group_summary(scores: list[ScenarioScore], *, seed: int, n_bootstrap: int) -
         "r_neutral": r_neutral,
         "r_biased": r_biased,
         "delta": None if r_neutral is None or r_biased is None else r_biased - r_neutral,
-        "ci": {
-            "r_neutral": bootstrap_ci(neutral, seed=seed, n_bootstrap=n_bootstrap),
-            "r_biased": bootstrap_ci(biased, seed=seed, n_bootstrap=n_bootstrap),
-            "delta": bootstrap_ci(biased, neutral, seed=seed, n_bootstrap=n_bootstrap),
-        },
+        "ci": scenario_bootstrap(biased, neutral, seed=seed, n_bootstrap=n_bootstrap),
         "paired_test": paired_test(biased, neutral),
     }
 

