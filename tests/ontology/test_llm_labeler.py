@@ -129,3 +129,41 @@ def test_parse_labels_rejects(text, problem):
     with pytest.raises(InvalidReply, match=problem):
         parse_labels(text, 2 if "labeled twice" in problem or "step number" in problem else 1,
                      ONTOLOGY)
+
+
+def test_llm_labeler_over_real_http_with_repair(tmp_path, monkeypatch):
+    """The CLI with an OpenAI-compatible model string against the loopback server."""
+    from memlens.cli.main import main
+    from memlens.models.loopback import LoopbackServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-secret")
+    bodies = []
+
+    def responder(body):
+        bodies.append(body)
+        last = body["messages"][-1]["content"]
+        if "Your reply was invalid" in last:
+            return reply(NORMS, COST)
+        if "Lock the door" in last:
+            return reply(SAFETY)
+        return "Sure! Step 1 is about manners."  # invalid: repaired on the second call
+
+    steps = tmp_path / "steps.jsonl"
+    steps.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "a", "text": "Say thanks.", "response_id": "r1"},
+        {"id": "b", "text": "It is cheap.", "response_id": "r1"},
+        {"id": "c", "text": "Lock the door."}]))
+    out = tmp_path / "labels.jsonl"
+    with LoopbackServer(responder=responder) as server:
+        status = main(["label", "--labeler", f"openai:labeler@{server.base_url}",
+                       "--in", str(steps), "--out", str(out)])
+    assert status == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["id"], r["label"], r["root"]) for r in rows] == [
+        ("a", NORMS, "Social"), ("b", COST, "Practical"), ("c", SAFETY, "Protective")]
+    assert len(bodies) == 3
+    assert all(body["temperature"] == 0.0 for body in bodies)
+    schema = bodies[0]["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["labels"]["items"]["properties"]["label"]["enum"][0] == (
+        "social.fairness_reciprocity")
+    assert not (tmp_path / "labels.problems.jsonl").exists()

@@ -24,7 +24,8 @@ class Labeler(Protocol):
 
 def get_labeler(spec: str, ontology: Ontology | None = None, store=None, **options) -> Labeler:
     """Build a labeler: ``"embedded"`` → ``EmbeddedLabeler``, otherwise a model string →
-    ``LLMLabeler(get_model(spec))``.
+    ``LLMLabeler(get_model(spec))``. A ``llm:`` prefix forces the LLM labeler, so
+    ``"llm:embedded"`` labels with the embedded chat model (SmolLM2) instead of MiniLM.
 
     ``options`` go to the labeler (embedded: ``encoder``, ``classifier_path``; LLM:
     ``temperature``, ``seed``, ``max_tokens``, ``structured``, ``progress``), except
@@ -32,6 +33,8 @@ def get_labeler(spec: str, ontology: Ontology | None = None, store=None, **optio
 
     >>> labeler = get_labeler("fake")
     >>> labeler.labeler_id.startswith("llm:fake:t0.0")
+    True
+    >>> get_labeler("llm:fake").labeler_id == labeler.labeler_id
     True
     """
     ontology = ontology or load_ontology()
@@ -42,5 +45,5 @@ def get_labeler(spec: str, ontology: Ontology | None = None, store=None, **optio
     from memlens.models import get_model
     from memlens.ontology.llm_labeler import LLMLabeler
 
-    model = get_model(spec, **options.pop("model_options", {}))
+    model = get_model(spec.removeprefix("llm:"), **options.pop("model_options", {}))
     return LLMLabeler(model, ontology, store=store, **options)
