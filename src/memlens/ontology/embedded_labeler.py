@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memlens.errors import MemlensError
+from memlens.errors import MemlensError, missing_extra
 from memlens.ontology.embedding import CachedEncoder
 from memlens.ontology.schema import UNLABELED, Ontology, Symbol
 
@@ -106,7 +106,10 @@ class EmbeddedLabeler:
                                f"expected ids from ontology {self.ontology.name}")
         if len(set(labels)) < 2:
             raise MemlensError("fit needs labeled steps from at least two symbols")
-        from sklearn.linear_model import LogisticRegression
+        try:
+            from sklearn.linear_model import LogisticRegression
+        except ImportError:
+            raise missing_extra("scikit-learn", "embedded") from None
 
         texts, labels = list(texts), list(labels)
         if with_ontology:
