@@ -34,6 +34,8 @@ def _register_run(commands) -> None:
     run.add_argument("--top-k", type=int, default=5, help="memories retrieved per query (setting 2)")
     run.add_argument("--retrieval-threshold", type=float, default=0.1,
                      help="minimum retrieval score (setting 2; 0.1 is Mem0's default)")
+    run.add_argument("--judge", default=None,
+                     help="model string of an LLM judge for deflection scores 1-5 (optional)")
     run.add_argument("--seed", type=int, default=0, help="sampling seed; call k uses seed + k")
     run.add_argument("--temperature", type=float, default=0.7)
     run.add_argument("--max-tokens", type=int, default=512)
@@ -83,7 +85,7 @@ def _run(args: argparse.Namespace) -> int:
     model = get_model(args.model)
     config = RunConfig(k=args.k, setting=args.setting, framework=args.framework, seed=args.seed,
                        temperature=args.temperature, max_tokens=args.max_tokens, limit=args.limit,
-                       n_bootstrap=args.bootstrap,
+                       n_bootstrap=args.bootstrap, judge=args.judge,
                        extra={"top_k": args.top_k, "retrieval_threshold": args.retrieval_threshold,
                               "framework_llm": args.framework_llm} if args.setting == 2 else {})
     memory = None
@@ -92,7 +94,12 @@ def _run(args: argparse.Namespace) -> int:
 
         memory = open_memory(args.framework, args.out / "memory", llm=args.framework_llm,
                              top_k=args.top_k, threshold=args.retrieval_threshold)
-    summary = run_tooldrift(model, dataset, args.out, config, memory)
+    judge = get_model(args.judge) if args.judge else None
+    summary = run_tooldrift(model, dataset, args.out, config, memory, judge=judge)
     print(format_table(summary))
+    if "deflection" in summary:
+        d = summary["deflection"]
+        print(f"judge deflection (1-5): neutral {d['neutral']}, biased {d['biased']}, "
+              f"delta {d['delta']}, unusable {d['unusable']}")
     print(f"wall time {summary['run']['wall_s']:.1f} s; wrote {args.out / 'tooldrift.json'}")
     return 0

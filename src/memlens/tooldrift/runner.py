@@ -71,6 +71,8 @@ class RunConfig:
     """Only the first N entries (quick runs)."""
     n_bootstrap: int = 10_000
     tool_choice: str = "auto"
+    judge: str | None = None
+    """Model string of the deflection judge (optional)."""
     extra: dict = field(default_factory=dict)
 
 
@@ -129,7 +131,7 @@ def select_entries(dataset: Dataset, limit: int | None) -> list[Entry]:
 
 def run_tooldrift(model: ChatModel, dataset: Dataset, out_dir: str | Path,
                   config: RunConfig | None = None, memory: MemorySource | None = None, *,
-                  progress: bool = True) -> dict:
+                  judge: ChatModel | None = None, progress: bool = True) -> dict:
     """Run, store, export ``calls.jsonl`` and score into ``out_dir`` (the run directory).
 
     Returns the ``tooldrift.json`` summary (with ``run`` timing and call counts added).
@@ -157,13 +159,20 @@ def run_tooldrift(model: ChatModel, dataset: Dataset, out_dir: str | Path,
         retrieval = list(getattr(memory, "records", None) or [])
         if retrieval:
             store.put_rows(RETRIEVAL_TABLE, retrieval)
+        judged = None
+        if judge is not None:
+            from memlens.tooldrift.judge import JUDGE_TABLE, judge_calls
+
+            judged = judge_calls(judge, dataset.entries, rows, store, progress=progress)
+            store.put_rows(JUDGE_TABLE, judged)
     summary = _score_run(rows, dataset, entries, Path(out_dir), config,
-                         time.monotonic() - started, retrieval)
+                         time.monotonic() - started, retrieval, judged)
     return summary
 
 
 def _score_run(rows: list[dict], dataset: Dataset, entries: list[Entry], out_dir: Path,
-               config: RunConfig, wall_s: float, retrieval: list[dict]) -> dict:
+               config: RunConfig, wall_s: float, retrieval: list[dict],
+               judged: list[dict] | None = None) -> dict:
     scored = [row for row in rows if row["status"] != "failed"]
     write_calls(scored, out_dir / "calls.jsonl")
     ids = {entry.id for entry in entries}
@@ -177,6 +186,10 @@ def _score_run(rows: list[dict], dataset: Dataset, entries: list[Entry], out_dir
         from memlens.tooldrift.frameworks import retrieval_summary
 
         summary["retrieval"] = retrieval_summary(retrieval)
+    if judged is not None:
+        from memlens.tooldrift.judge import deflection_summary
+
+        summary["deflection"] = deflection_summary(judged)
     write_summary(summary, out_dir)
     write_html(summary, out_dir, scored)
     (out_dir / "tooldrift.txt").write_text(format_table(summary) + "\n", encoding="utf-8")
