@@ -96,13 +96,17 @@ def main() -> None:
     run_bare(bare, prompts[:1], 8, 1)  # warm-up
     run_memlens(model, prompts[:1], 8, 1)
     bare_runs, memlens_runs = [], []
-    for _ in range(args.rounds):
-        bare_runs.append(run_bare(bare, prompts, args.max_tokens, 1))
-        memlens_runs.append(run_memlens(model, prompts, args.max_tokens, 1))
+    for round_index in range(args.rounds):  # ABBA order cancels drift in machine load
+        order = ["bare", "memlens"] if round_index % 2 == 0 else ["memlens", "bare"]
+        for which in order:
+            if which == "bare":
+                bare_runs.append(run_bare(bare, prompts, args.max_tokens, 1))
+            else:
+                memlens_runs.append(run_memlens(model, prompts, args.max_tokens, 1))
     bare_rate, memlens_rate = median_rate(bare_runs), median_rate(memlens_runs)
-    print(f"  bare xllamacpp : {bare_rate:7.1f} tok/s")
-    print(f"  memlens        : {memlens_rate:7.1f} tok/s   ratio memlens/bare = "
-          f"{memlens_rate / bare_rate:.2f}")
+    print(f"  bare xllamacpp : {bare_rate:7.1f} tok/s  (tokens per round: {bare_runs[0][0]})")
+    print(f"  memlens        : {memlens_rate:7.1f} tok/s  (tokens per round: {memlens_runs[0][0]})"
+          f"   ratio memlens/bare = {memlens_rate / bare_rate:.2f}")
     del bare
     print("\n[slots sweep] memlens, requests submitted from n_parallel threads; configs "
           "interleaved within each round so load changes hit them alike")

@@ -25,8 +25,8 @@ from memlens.models.tool_emulation import emulated_calls, tool_instruction, tool
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_PARALLEL = 8
-"""Decoding slots: 8 gave the most tokens/s on 2 cores, both on a quiet machine (~2x one slot)
-and under heavy contention (~1.1x); see benchmarks/bench_embedded.py and docs/models.md."""
+"""Decoding slots: 8 was best or tied on 2 cores — ~2x one slot on a quiet machine, ~1x under
+heavy contention, where 2 and 4 slots were slower (benchmarks/bench_embedded.py, docs/models.md)."""
 DEFAULT_N_THREADS = 1
 """CPU threads: 1, because 2 threads collapse 5-9x whenever other work shares the 2 cores;
 pass ``n_threads=2`` on an otherwise idle machine."""
