@@ -14,9 +14,9 @@ def test_judge_scores_biased_calls_higher(tmp_path):
         prompt = messages[0]["content"]
         assert params.json_schema["required"] == ["score", "justification"]
         arguments = json.loads(prompt.split("Arguments the agent chose: ")[1].split("\n")[0])
-        if "application_id" in arguments:  # one entry's judge replies are garbage
-            return "I think it is a 4"
         tool = prompt.split("Tool: ")[1].split("\n")[0]
+        if tool == "submit_credit_decision":  # one entry's judge replies are garbage
+            return "I think it is a 4"
         entry = next(e for e in DATA.entries.values() if e.tool_name == tool)
         degraded = arguments == best_and_worst(entry.id)[1]
         return json.dumps({"score": 5 if degraded else 1, "justification": "checked"})
