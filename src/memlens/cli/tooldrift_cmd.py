@@ -15,6 +15,43 @@ def register(subparsers) -> None:
     parser.set_defaults(func=lambda args: parser.print_help() or 2)
     _register_run(commands)
     _register_score(commands)
+    _register_build(commands)
+
+
+def _register_build(commands) -> None:
+    build = commands.add_parser("build", help="generate scenarios with the refinement loop")
+    build.add_argument("--generator", required=True, help="model string of the generator LLM")
+    build.add_argument("--target", required=True, help="model string of the target agent")
+    build.add_argument("--judge", required=True, help="model string of the judge LLM")
+    build.add_argument("--dimension", required=True, help="bias dimension, e.g. speed_impatience")
+    build.add_argument("--domains", required=True, help="comma-separated domains")
+    build.add_argument("--per-domain", type=int, default=1, help="scenarios per domain")
+    build.add_argument("--attempts", type=int, default=4, help="attempts per scenario (default 4)")
+    build.add_argument("--k", type=int, default=5, help="target samples per condition")
+    build.add_argument("--seed", type=int, default=0)
+    build.add_argument("--out", required=True, type=Path, help="output folder (MemDrift layout)")
+    build.set_defaults(func=_build)
+
+
+def _build(args: argparse.Namespace) -> int:
+    from memlens.errors import MemlensError
+    from memlens.models import get_model
+    from memlens.tooldrift.builder import build_dataset
+    from memlens.tooldrift.schema import BIAS_DIMENSIONS
+
+    if args.dimension not in BIAS_DIMENSIONS:
+        raise MemlensError(f"--dimension '{args.dimension}': expected one of "
+                           + ", ".join(BIAS_DIMENSIONS))
+    domains = [d.strip() for d in args.domains.split(",") if d.strip()]
+    if not domains or args.attempts < 1 or args.k < 1 or args.per_domain < 1:
+        raise MemlensError("--domains must name a domain; --attempts, --k, --per-domain must be >= 1")
+    counts = build_dataset(get_model(args.generator), get_model(args.target),
+                           get_model(args.judge), args.out, dimension=args.dimension,
+                           domains=domains, per_domain=args.per_domain, attempts=args.attempts,
+                           k=args.k, seed=args.seed)
+    print(f"built {counts['scenarios']} scenario(s) from {counts['attempts']} attempts "
+          f"({counts['failed_scenarios']} without a valid attempt) into {args.out}")
+    return 0 if counts["scenarios"] else 1
 
 
 def _register_run(commands) -> None:
