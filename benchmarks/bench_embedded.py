@@ -68,6 +68,23 @@ def run_memlens(model, prompts: list[str], max_tokens: int, workers: int) -> tup
     return tokens, time.perf_counter() - started
 
 
+def python_overhead(server, prompt: str, max_tokens: int) -> tuple[float, float]:
+    """Microseconds memlens spends around one call, and the seconds of that call itself."""
+    from memlens.models import GenerationParams
+    from memlens.models.embedded import build_request, parse_result
+
+    messages, params = [{"role": "user", "content": prompt}], GenerationParams(max_tokens=max_tokens)
+    started = time.perf_counter()
+    result = server.handle_chat_completions(build_request(messages, params))
+    request_s = time.perf_counter() - started
+    repeats = 20_000
+    started = time.perf_counter()
+    for _ in range(repeats):
+        parse_result(result, params)
+        build_request(messages, params)
+    return (time.perf_counter() - started) / repeats * 1e6, request_s
+
+
 def median_rate(runs: list[tuple[int, float]]) -> float:
     """Median tokens/s over repeated runs."""
     rates = sorted(tokens / seconds for tokens, seconds in runs)
@@ -95,18 +112,26 @@ def main() -> None:
     model = EmbeddedModel(n_parallel=1, n_threads=threads, ctx_per_slot=2048)
     run_bare(bare, prompts[:1], 8, 1)  # warm-up
     run_memlens(model, prompts[:1], 8, 1)
-    bare_runs, memlens_runs = [], []
-    for round_index in range(args.rounds):  # ABBA order cancels drift in machine load
-        order = ["bare", "memlens"] if round_index % 2 == 0 else ["memlens", "bare"]
-        for which in order:
-            if which == "bare":
-                bare_runs.append(run_bare(bare, prompts, args.max_tokens, 1))
-            else:
-                memlens_runs.append(run_memlens(model, prompts, args.max_tokens, 1))
-    bare_rate, memlens_rate = median_rate(bare_runs), median_rate(memlens_runs)
-    print(f"  bare xllamacpp : {bare_rate:7.1f} tok/s  (tokens per round: {bare_runs[0][0]})")
-    print(f"  memlens        : {memlens_rate:7.1f} tok/s  (tokens per round: {memlens_runs[0][0]})"
+    # Alternate bare / memlens request by request (order swapped each time) so that changes in
+    # machine load hit both sides alike; sum tokens and seconds per side.
+    totals = {"bare": [0, 0.0], "memlens": [0, 0.0]}
+    for round_index in range(args.rounds):
+        for index, prompt in enumerate(prompts):
+            order = ["bare", "memlens"] if (round_index + index) % 2 == 0 else ["memlens", "bare"]
+            for which in order:
+                runner = run_bare if which == "bare" else run_memlens
+                tokens, seconds = runner(bare if which == "bare" else model, [prompt],
+                                         args.max_tokens, 1)
+                totals[which][0] += tokens
+                totals[which][1] += seconds
+    bare_rate = totals["bare"][0] / totals["bare"][1]
+    memlens_rate = totals["memlens"][0] / totals["memlens"][1]
+    print(f"  bare xllamacpp : {bare_rate:7.1f} tok/s  ({totals['bare'][0]} tokens)")
+    print(f"  memlens        : {memlens_rate:7.1f} tok/s  ({totals['memlens'][0]} tokens)"
           f"   ratio memlens/bare = {memlens_rate / bare_rate:.2f}")
+    per_call_us, request_s = python_overhead(bare, prompts[0], args.max_tokens)
+    print(f"  memlens Python work per call (build request + parse reply): {per_call_us:.0f} us "
+          f"= {per_call_us / 1e6 / request_s:.4%} of one {args.max_tokens}-token request")
     del bare
     print("\n[slots sweep] memlens, requests submitted from n_parallel threads; configs "
           "interleaved within each round so load changes hit them alike")
