@@ -56,7 +56,11 @@ class TransformersModel:
         self._lock = threading.Lock()
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(model)
-            self.model = transformers.AutoModelForCausalLM.from_pretrained(model, dtype=dtype)
+            try:
+                self.model = transformers.AutoModelForCausalLM.from_pretrained(model, dtype=dtype)
+            except TypeError:  # transformers < 4.56 names it torch_dtype
+                self.model = transformers.AutoModelForCausalLM.from_pretrained(model,
+                                                                               torch_dtype=dtype)
         except (OSError, ValueError) as error:
             raise MemlensError(f"hf: cannot load '{model}' (a local folder, or a model already in "
                                f"the Hugging Face cache): {str(error).splitlines()[0]}") from None
