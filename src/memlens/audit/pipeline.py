@@ -166,9 +166,36 @@ def run_stats(store, config: AuditConfig) -> tuple[dict | None, str | None]:
     return stats, error
 
 
+def question_chunks(cells: list[Cell], size: int) -> list[list[Cell]]:
+    """Consecutive whole questions, about ``size`` cells per chunk (at least one question).
+
+    >>> from types import SimpleNamespace as NS
+    >>> cells = [Cell(NS(id=q), NS(id="s", stimulus_class="noise"), 0) for q in "aabbbc"]
+    >>> [[c.question.id for c in chunk] for chunk in question_chunks(cells, 3)]
+    [['a', 'a', 'b', 'b', 'b'], ['c']]
+    """
+    chunks: list[list[Cell]] = []
+    current: list[Cell] = []
+    for cell in cells:
+        if current and len(current) >= size and cell.question.id != current[-1].question.id:
+            chunks.append(current)
+            current = []
+        current.append(cell)
+    if current:
+        chunks.append(current)
+    return chunks
+
+
 def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True,
               report: bool = True) -> AuditResult:
-    """Run (or resume) the audit described by ``config`` in ``run_dir``."""
+    """Run (or resume) the audit described by ``config`` in ``run_dir``.
+
+    Questions are processed in chunks (generate -> steps -> labels -> drift per chunk), so an
+    interrupted run already holds drift rows for its finished questions and ``memlens report``
+    can show them; the statistics and the report come at the end.
+    """
+    from functools import cache
+
     from memlens.models import get_model
     from memlens.ontology import get_labeler, load_ontology
     from memlens.store import RunStore
@@ -176,18 +203,24 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
     timer = time.perf_counter()
     result = AuditResult(run_dir=str(run_dir))
     cells, inputs = plan_cells(config)
+    make_model = cache(lambda: get_model(config.model))
+    chunk = max(64, 8 * (config.concurrency or 16))
     with RunStore(run_dir) as store:
         check_manifest(store, config, inputs, run_dir)
         write_manifest(store, config, inputs)
-        result.calls = run_generation(cells, config, store, lambda: get_model(config.model),
-                                      progress=progress)
-        result.seconds["generate"] = time.perf_counter() - timer
-        result.labels = run_labeling(
-            store, lambda: get_labeler(config.labeler, ontology=load_ontology(config.ontology),
-                                       store=store),
-            batch=config.label_batch, progress=progress)
-        result.seconds["label"] = time.perf_counter() - timer - result.seconds["generate"]
-        result.drift = run_drift(store)
+        make_labeler = cache(lambda: get_labeler(
+            config.labeler, ontology=load_ontology(config.ontology), store=store))
+        result.calls, result.labels = {"cells": 0, "pending": 0, "failed": 0}, {}
+        for part in question_chunks(cells, chunk):
+            for key, value in run_generation(part, config, store, make_model,
+                                             progress=progress).items():
+                result.calls[key] += value
+            labelled = run_labeling(store, make_labeler, batch=config.label_batch,
+                                    progress=progress)
+            for key, value in labelled.items():
+                result.labels[key] = result.labels.get(key, 0) + value
+            result.drift = run_drift(store)
+        result.seconds["stages"] = time.perf_counter() - timer
         result.stats, result.stats_error = run_stats(store, config)
         result.quality = data_quality(store.rows(STEPS_TABLE), store.rows(LABELS_TABLE),
                                       store.rows(DRIFT_TABLE))
