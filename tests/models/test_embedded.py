@@ -102,3 +102,14 @@ def test_llama_cpp_failures_are_recorded_not_crashes(model):
         model.complete([{"role": "user", "content": "word " * 1500}], GenerationParams(max_tokens=4))
     with pytest.raises(ModelCallError, match="unrecognized type"):
         model.complete(USER, GenerationParams(json_schema={"type": "bogus"}, max_tokens=4))
+
+
+@pytest.mark.embedded
+def test_concurrent_calls_share_the_slots(model):
+    from concurrent.futures import ThreadPoolExecutor
+
+    prompts = [[{"role": "user", "content": f"Count to {n}."}] for n in range(4)]
+    with ThreadPoolExecutor(model.max_concurrency) as pool:
+        replies = list(pool.map(lambda m: model.complete(m, GenerationParams(max_tokens=8, seed=2)),
+                                prompts))
+    assert all(0 < reply.completion_tokens <= 8 and reply.text for reply in replies)
