@@ -31,18 +31,25 @@ def _load_sentence_transformer():
         raise MemlensError(f"cannot load the MiniLM model from {path}: {error}") from None
 
 
+MAX_SHARED_ENTRIES = 200_000
+"""Bound of the process-wide MiniLM cache (≈ 300 MB of float32 vectors); cleared when full."""
+_SHARED_CACHE: dict[str, np.ndarray] = {}
+
+
 class CachedEncoder:
     """Encode texts to L2-normalised vectors, encoding each distinct text once.
 
-    The cache maps sha256(text) -> vector and lives as long as the encoder. ``encode_fn`` may
-    replace the MiniLM model (a function ``list[str] -> array``) in unit tests.
+    The cache maps sha256(text) -> vector. Encoders over the MiniLM model share one
+    process-wide cache (so labelers built for several ontology versions re-use the prototype
+    texts they have in common); an encoder with its own ``encode_fn`` (a function
+    ``list[str] -> array``, e.g. in unit tests) has a private cache.
     """
 
     def __init__(self, batch_size: int = 64, encode_fn=None):
         self.batch_size = batch_size
         self._encode_fn = encode_fn
         self._model = None
-        self._cache: dict[str, np.ndarray] = {}
+        self._cache: dict[str, np.ndarray] = {} if encode_fn is not None else _SHARED_CACHE
         self.encoded = 0
         """How many texts were actually sent to the model (cache misses)."""
 
@@ -65,6 +72,8 @@ class CachedEncoder:
             vectors = np.asarray(self._encode_raw(list(missing.values())), dtype=np.float32)
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             vectors = vectors / np.maximum(norms, 1e-12)
+            if len(self._cache) + len(missing) > MAX_SHARED_ENTRIES:
+                self._cache.clear()
             self._cache.update(zip(missing.keys(), vectors, strict=True))
             self.encoded += len(missing)
         if not keys:
@@ -72,5 +81,6 @@ class CachedEncoder:
         return np.stack([self._cache[key] for key in keys])
 
     def clear(self) -> None:
-        """Forget every cached vector (for cold-cache measurements)."""
+        """Forget every cached vector (for cold-cache measurements; for MiniLM encoders this
+        empties the shared cache)."""
         self._cache.clear()
