@@ -156,3 +156,14 @@ def test_cli_dry_run_and_bad_flags(tmp_path, capsys):
     assert main(["mitigate", "grpo", "--model", "m", "--data", "d", "--output", "o",
                  "--use-vllm", "true", "--dry-run"]) == 2
     assert "needs the 'vllm' package" in capsys.readouterr().err
+
+
+def test_shipped_training_configs_match_the_defaults():
+    from importlib import resources
+
+    folder = resources.files("memlens.data").joinpath("training")
+    assert resolve_settings(GRPOSettings, str(folder / "grpo_paper.yaml")) == GRPOSettings()
+    assert resolve_settings(DPOSettings, str(folder / "dpo_paper.yaml")) == DPOSettings()
+    zero3 = json.loads((folder / "deepspeed_zero3.json").read_text())
+    assert zero3["zero_optimization"]["stage"] == 3
+    assert "num_processes: 8" in (folder / "accelerate_8gpu_zero3.yaml").read_text()
