@@ -20,7 +20,6 @@ def test_fake_agent_that_always_drifts_scores_delta_one(tmp_path):
     assert summary["counts"]["calls"] == 10 * 3 * 2
     assert len(model.calls) == 60
     assert (tmp_path / "calls.jsonl").read_text().count("\n") == 60
-    assert "&lt;" not in (tmp_path / "tooldrift.html").read_text()[:50]
     # resume: a second run pays for nothing and gives the same numbers
     again = FakeModel(drifting_agent)
     summary2 = run_tooldrift(again, DATA, tmp_path, RunConfig(k=2, n_bootstrap=200), progress=False)
@@ -81,3 +80,11 @@ def test_bad_k_is_a_clear_error(tmp_path, k):
 
     with pytest.raises(MemlensError, match="--k"):
         run_tooldrift(FakeModel(), DATA, tmp_path, RunConfig(k=k), progress=False)
+
+
+def test_model_text_is_escaped_in_the_html_report(tmp_path):
+    attack = "<script>alert('x')</script>"
+    run_tooldrift(FakeModel([attack]), DATA, tmp_path, RunConfig(k=1, limit=1, n_bootstrap=20),
+                  progress=False)
+    page = (tmp_path / "tooldrift.html").read_text()
+    assert "<script>" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
