@@ -77,7 +77,7 @@ def test_unwired_frameworks_refused_clearly(tmp_path):
     from memlens.errors import MemlensError
 
     with pytest.raises(MemlensError, match="not wired"):
-        open_memory("simplemem", tmp_path)
+        open_memory("mempalace", tmp_path)
     with pytest.raises(MemlensError, match="unknown memory framework"):
         open_memory("letta", tmp_path)
 
@@ -103,3 +103,19 @@ def test_real_mem0_run_end_to_end(tmp_path):
     assert any(r["text"] in seen[2] for r in biased_hits)  # injected into the biased prompt
     assert summary["retrieval"]["biased_queries"] == 1
     assert first.id == summary["scenarios"][0]["entry_id"]
+
+
+@pytest.mark.slow
+@pytest.mark.embedded
+@pytest.mark.skipif(importlib.util.find_spec("simplemem") is None, reason="simplemem not installed")
+def test_real_simplemem_scores_are_minilm_cosines(tmp_path):
+    from memlens.ontology.embedding import _load_sentence_transformer
+
+    memory = open_memory("simplemem", tmp_path, top_k=2)
+    lines = memory.memories(ENTRY, "neutral")
+    hits = [r for r in memory.records if r["rank"] is not None]
+    assert len(hits) == 2 and lines[1:] == [h["text"] for h in hits]
+    assert {h["source"] for h in hits} == {"neutral"} and hits[0]["score"] >= hits[1]["score"]
+    model = _load_sentence_transformer()
+    query, best = model.encode([ENTRY.user_prompt, hits[0]["text"]], normalize_embeddings=True)
+    assert hits[0]["score"] == pytest.approx(float(query @ best), abs=1e-5)

