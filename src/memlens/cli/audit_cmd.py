@@ -102,8 +102,8 @@ def summary_text(result) -> str:
     """A short human summary of an ``AuditResult``."""
     lines = [f"audit finished in {result.seconds.get('total', 0):.0f} s: "
              f"{result.calls.get('pending', 0)} of {result.calls.get('cells', 0)} responses "
-             f"generated now ({result.calls.get('failed', 0)} failed), "
-             f"{result.drift.get('pairs', 0)} drift rows"]
+             f"processed in this run (calls cached by earlier runs are not repeated; "
+             f"{result.calls.get('failed', 0)} failed), {result.drift.get('pairs', 0)} drift rows"]
     if result.stats:
         from memlens.stats import format_summary
 

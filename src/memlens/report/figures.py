@@ -60,9 +60,11 @@ def _elevation_panel(ax, rows: list[tuple[str, dict]], title: str) -> None:
         if not (math.isnan(low) or math.isnan(high)):
             ax.plot([low, high], [yi, yi], color="black", lw=1)
         mark = _p_label(_num(entry.get("elevation_p")))
-        if not math.isnan(value):
-            ax.text(value, yi, f" {value:+.0f}% {mark}", va="center", fontsize=8)
+        if not math.isnan(value):  # right of the bar and its CI, so it never covers them
+            x = max(v for v in (value, high, 0.0) if not math.isnan(v))
+            ax.text(x, yi, f" {value:+.0f}% {mark}", va="center", fontsize=8)
     ax.axvline(0, color="black", lw=0.8)
+    ax.margins(x=0.18)
     ax.set_yticks(y, names, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("% elevation over the no-memory floor")
