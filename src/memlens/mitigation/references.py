@@ -54,6 +54,12 @@ def pick_messages(question: str, answers: list[str]) -> list[dict]:
                                                            candidates=listed)}]
 
 
+def pick_schema(count: int) -> dict:
+    """JSON schema of the judge's reply (structured output where the backend supports it)."""
+    return {"type": "object", "required": ["best"],
+            "properties": {"best": {"type": "integer", "minimum": 1, "maximum": count}}}
+
+
 def parse_pick(text: str, count: int) -> int | None:
     """0-based index of the judge's pick, or None when the reply is invalid.
 
@@ -138,10 +144,10 @@ def judge_picks(judge, questions, texts, store, seed: int, progress: bool):
     from memlens.engine import run_requests
     from memlens.models import ChatRequest, ChatResponse, GenerationParams
 
-    params = GenerationParams(temperature=0.0, max_tokens=50, seed=seed)
     asked = [q for q, answers in enumerate(texts) if any(answers)]
-    requests = [ChatRequest(tuple(pick_messages(questions[q].text, texts[q])), params,
-                            tag="references/judge") for q in asked]
+    requests = [ChatRequest(tuple(pick_messages(questions[q].text, texts[q])), GenerationParams(
+        temperature=0.0, max_tokens=50, seed=seed, json_schema=pick_schema(len(texts[q]))),
+        tag="references/judge") for q in asked]
     replies = run_requests(judge, requests, store, progress=progress, desc="judge") \
         if requests else []
     picks: list[int | None] = [None] * len(texts)
