@@ -3,8 +3,10 @@
 Run by hand: ``HF_HUB_OFFLINE=1 python benchmarks/bench_rewards.py [--labeler embedded|keyword]``.
 A GRPO step scores B prompts × K completions; completions of one group share many steps, and
 later epochs see the same steps again. The baseline labels each completion with its own
-``label`` call and no cache; ``DTWReward`` makes one batched call per reward call and caches by
-step text. Prints times and ratios measured in the same run.
+``label`` call and keeps no label cache; ``DTWReward`` makes one batched call per reward call and
+caches labels by step text. (The embedded labeler's own MiniLM embedding cache is emptied before
+each arm and stays active within both.) ``--unique`` gives every step its own text, so only
+batching can help. Prints times and ratios measured in the same run.
 """
 
 from __future__ import annotations
@@ -88,10 +90,10 @@ def main() -> None:
     total = args.steps * args.batch
     print(f"labeler={args.labeler} unique_steps={args.unique} completions={total} label calls: baseline {total}, "
           f"DTWReward {reward.labeling.calls}")
-    print(f"baseline per-completion uncached: {base_time:.3f} s ({total / base_time:.0f}/s)")
-    print(f"DTWReward batched + cached:       {reward_time:.3f} s ({total / reward_time:.0f}/s)"
+    print(f"baseline, one call per completion: {base_time:.3f} s ({total / base_time:.0f}/s)")
+    print(f"DTWReward, batched + cached:       {reward_time:.3f} s ({total / reward_time:.0f}/s)"
           f"  speed-up ×{base_time / reward_time:.1f}")
-    print(f"format_reward:                    {format_time:.4f} s ({total / format_time:.0f}/s)")
+    print(f"format_reward:                     {format_time:.4f} s ({total / format_time:.0f}/s)")
 
 
 if __name__ == "__main__":
