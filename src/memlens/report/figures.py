@@ -132,7 +132,7 @@ def forest_figure(stats: dict):
 
 
 def compare_figure(frame):
-    """One panel per metric: d_rel per persona category, one marker series per run."""
+    """One panel per metric: d_rel (95 % CI) per persona category, one colour per run."""
     metrics = [m for m in METRICS if m in set(frame["metric"])]
     fig, axes = plt.subplots(1, max(len(metrics), 1), figsize=(12, 5), squeeze=False)
     runs = list(dict.fromkeys(frame["run"]))
@@ -143,7 +143,11 @@ def compare_figure(frame):
             rows = part[part["run"] == run].set_index("category")
             ys = [i + (k - (len(runs) - 1) / 2) * 0.15 for i in range(len(cats))]
             xs = [_num(rows["d_rel"].get(c)) for c in cats]
-            ax.plot(xs, ys, "o", label=run)
+            line = ax.plot(xs, ys, "o", label=run)[0]
+            if "d_rel_ci_low" in rows:
+                for c, yk in zip(cats, ys, strict=True):
+                    low, high = _num(rows["d_rel_ci_low"].get(c)), _num(rows["d_rel_ci_high"].get(c))
+                    ax.plot([low, high], [yk, yk], color=line.get_color(), lw=1, alpha=0.7)
         ax.set_yticks(range(len(cats)), cats, fontsize=8)
         ax.invert_yaxis()
         ax.axvline(0, color="black", lw=0.8, ls="--")
