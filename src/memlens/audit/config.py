@@ -114,9 +114,10 @@ def _validation_message(error: ValidationError, source: str) -> str:
     for item in error.errors():
         field = ".".join(str(p) for p in item["loc"]) or "(top level)"
         if item["type"] == "extra_forbidden":
-            parts.append(f"unknown key '{field}' (valid keys: {', '.join(AuditConfig.model_fields)})")
+            parts.append(f"unknown key {field!r} (valid keys: {', '.join(AuditConfig.model_fields)})")
         else:
-            parts.append(f"field '{field}': {item['msg']}")
+            message = " ".join(str(item["msg"]).split())
+            parts.append(f"field {field!r}: {message}")
     return f"{source}: " + "; ".join(parts)
 
 
@@ -132,7 +133,7 @@ def build_config(values: dict[str, Any], source: str = "audit config") -> AuditC
     """
     preset = values.get("preset")
     if preset is not None and (not isinstance(preset, str) or preset not in PRESETS):
-        raise MemlensError(f"{source}: unknown preset '{preset}' (choose from {', '.join(PRESETS)})")
+        raise MemlensError(f"{source}: unknown preset {preset!r} (choose from {', '.join(PRESETS)})")
     merged = {**PRESETS.get(preset, {}), **values} if preset else dict(values)
     try:
         return AuditConfig(**merged)
@@ -158,7 +159,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         line = getattr(getattr(error, "problem_mark", None), "line", None)
         line = getattr(error, "lineno", None) if line is None else line + 1
         where = f"{path}:{line}" if line else str(path)
-        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        first = " ".join(str(error).split()[:30]) or type(error).__name__
         raise MemlensError(f"{where}: malformed config file ({first})") from None
     if data is None:
         return {}
