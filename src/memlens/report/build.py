@@ -92,6 +92,7 @@ def build_report(run_dir: str | Path) -> Path:
     images = _figures(stats, run_dir / "figures")
 
     def fig(name: str, alt: str) -> str:
+        """The inlined figure, or a note when there are no statistics to draw."""
         return figure_html(images[name], alt, name) if name in images else "<p>(no statistics)</p>"
 
     persona = categories[categories["condition_class"] == "persona"] if not categories.empty \
