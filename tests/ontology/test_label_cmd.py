@@ -36,8 +36,9 @@ def test_show_bad_ontology_file_exits_2(tmp_path, capsys):
     [
         (['{"id": "1", "text": "ok"}', "{not json"], ":2: invalid JSON"),
         (['{"id": "1"}'], ":1: missing field 'text'"),
-        (['{"id": "1", "text": "a"}', '{"id": "1", "text": "b"}'], ":2: duplicate id '1'"),
-        (['["id", "text"]'], ":1: each line must be a JSON object"),
+        (['{"id": "1", "text": "a"}', '{"id": "1", "text": "b"}'],
+         ":2: field 'id': duplicate id '1' (first on line 1)"),
+        (['["id", "text"]'], ":1: expected a JSON object with fields id, text, got an array"),
         (['{"id": "1", "text": ["a"]}'], ":1: field 'text' must be a string"),
         ([""], "no rows"),
     ],

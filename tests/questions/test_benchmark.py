@@ -93,7 +93,7 @@ def test_user_file_defaults_and_extra_fields(tmp_path):
     ('{"id": "b"}', r":2: field 'text' is missing"),
     ('{"id": "b", "text": "  "}', r":2: field 'text' must be a non-empty string"),
     ('{"id": "a", "text": "x?"}', r":2: field 'id': duplicate id 'a' \(first on line 1\)"),
-    ('{"id": "b", "text": "x?"', r":2: not valid JSON"),
+    ('{"id": "b", "text": "x?"', r":2: invalid JSON \(Expecting ',' delimiter\)"),
     ('{"id": "b", "text": "x?", "category": 5}', r":2: field 'category' must be a string"),
 ])
 def test_malformed_question_files(tmp_path, line, pattern):

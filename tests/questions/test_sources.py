@@ -58,7 +58,7 @@ def test_bad_inputs(tmp_path):
         load_candidates(tmp_path / "missing.jsonl")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "ok?"}\n{"text": \n')
-    with pytest.raises(MemlensError, match=r"bad.jsonl:2: not valid JSON"):
+    with pytest.raises(MemlensError, match=r"bad.jsonl:2: invalid JSON"):
         load_candidates(bad)
     wrong = tmp_path / "wrong.jsonl"
     wrong.write_text('{"text": "ok?"}\n{"text": 5}\n{"other": 1}\n')

@@ -86,7 +86,7 @@ def test_user_file_round_trip(tmp_path):
     ({**GOOD}, r":2: field 'id': duplicate id 'persona/age/x' \(first on line 1\)"),
     ({"id": "b", "class": "noise", "text": "..."}, r":2: field 'category' is missing"),
     ({**GOOD, "id": "b", "text": 3}, r":2: field 'text' must be a string"),
-    ('{"id": "b", "class": ', r":2: not valid JSON"),
+    ('{"id": "b", "class": ', r":2: invalid JSON \(Expecting value\)"),
     ('["a", "b"]', r":2: expected a JSON object"),
 ])
 def test_user_file_errors_name_line_and_field(tmp_path, second, pattern):

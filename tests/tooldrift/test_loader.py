@@ -101,7 +101,7 @@ def test_score_cli_on_rubrics_or_all_params(layout, tmp_path, capsys):
     calls.write_text('{"entry_id": "a/b/c", "condition": "biased", "k": -1}\n')
     assert main(["tooldrift", "score", "--rubrics", str(layout / "rubrics"), "--calls",
                  str(calls), "--out", str(tmp_path / "out")]) == 2
-    assert "calls.jsonl: line 1: field 'k'" in capsys.readouterr().err
+    assert "calls.jsonl:1: field 'k'" in capsys.readouterr().err
 
 
 def test_run_cli_flag_errors(capsys, tmp_path):

@@ -11,12 +11,12 @@ result (paper: 50/50), or all of them when there are fewer.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from memlens.errors import MemlensError
+from memlens.jsonl import iter_json_objects, read_text
 from memlens.mitigation.labeling import completion_text
 
 
@@ -34,20 +34,11 @@ def _text(value: object) -> str:
 
 def read_general(path: str | Path) -> list[dict]:
     """Read and validate the general preference JSONL; errors name the file and line."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise MemlensError(f"cannot read --mix file {path}: {error.strerror}") from None
     rows = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise MemlensError(f"{path}:{number}: invalid JSON ({error.msg})") from None
+    expected = "a JSON object with fields prompt, chosen, rejected"
+    for number, row in iter_json_objects(read_text(path, "--mix file"), str(path), expected):
         for field in ("prompt", "chosen", "rejected"):
-            if not isinstance(row, dict) or not isinstance(row.get(field), str | list):
+            if not isinstance(row.get(field), str | list):
                 raise MemlensError(f"{path}:{number}: field '{field}' must be a string or a "
                                    "list of chat messages")
         rows.append(row)

@@ -6,7 +6,6 @@ line), written for memlens: short first-person details irrelevant to the benchma
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from memlens.errors import MemlensError
+from memlens.jsonl import UniqueIds, iter_json_objects, read_text
 
 
 @dataclass(frozen=True)
@@ -36,26 +36,14 @@ def load_personas(path: str | Path | None = None) -> list[Persona]:
         source = resources.files("memlens.data").joinpath("personas/personas.jsonl")
         text, name = source.read_text(encoding="utf-8"), "bundled personas.jsonl"
     else:
-        try:
-            text, name = Path(path).read_text(encoding="utf-8"), str(path)
-        except OSError as error:
-            raise MemlensError(f"cannot read personas file {path}: {error.strerror}") from None
-    personas, seen = [], set()
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise MemlensError(f"{name}:{number}: invalid JSON ({error.msg})") from None
-        if not isinstance(row, dict):
-            raise MemlensError(f"{name}:{number}: expected a JSON object")
+        text, name = read_text(path, "personas file"), str(path)
+    personas, ids = [], UniqueIds(name)
+    expected = "a JSON object with fields id, category, text"
+    for number, row in iter_json_objects(text, name, expected):
         for field in ("id", "category", "text"):
             if not isinstance(row.get(field), str) or not row[field].strip():
                 raise MemlensError(f"{name}:{number}: field '{field}' must be a non-empty string")
-        if row["id"] in seen:
-            raise MemlensError(f"{name}:{number}: duplicate id '{row['id']}'")
-        seen.add(row["id"])
+        ids.add(row["id"], number)
         personas.append(Persona(row["id"], row["category"], row["text"].strip()))
     if not personas:
         raise MemlensError(f"{name}: no personas")

@@ -14,45 +14,34 @@ from pathlib import Path
 import numpy as np
 
 from memlens.errors import MemlensError
+from memlens.jsonl import UniqueIds, iter_json_objects, read_text
 from memlens.ontology.schema import Ontology
 
 
-def read_jsonl(path: str | Path, required: tuple[str, ...]) -> list[dict]:
+def read_jsonl(path: str | Path, required: tuple[str, ...],
+               what: str = "JSON-lines file") -> list[dict]:
     """Rows of a JSON-lines file; each must be an object with string ``required`` fields and a
-    unique ``id``. Blank lines are skipped. Errors name the file and line."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise MemlensError(f"cannot read {path}: {error.strerror or error}") from None
-    rows, seen = [], set()
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise MemlensError(f"{path}:{number}: invalid JSON ({error.msg})") from None
-        if not isinstance(row, dict):
-            raise MemlensError(f"{path}:{number}: each line must be a JSON object")
+    unique ``id``. Blank lines are skipped. Errors name the file (as ``what``) and line."""
+    label = str(Path(path))
+    expected = "a JSON object with fields " + ", ".join(required)
+    rows, ids = [], UniqueIds(label)
+    for number, row in iter_json_objects(read_text(path, what), label, expected):
         for name in required:
             if name not in row:
-                raise MemlensError(f"{path}:{number}: missing field '{name}'")
+                raise MemlensError(f"{label}:{number}: missing field '{name}'")
             if not isinstance(row[name], str | int) or isinstance(row[name], bool):
-                raise MemlensError(f"{path}:{number}: field '{name}' must be a string")
+                raise MemlensError(f"{label}:{number}: field '{name}' must be a string")
         row["id"] = str(row["id"])
-        if row["id"] in seen:
-            raise MemlensError(f"{path}:{number}: duplicate id '{row['id']}'")
-        seen.add(row["id"])
+        ids.add(row["id"], number)
         rows.append(row)
     if not rows:
-        raise MemlensError(f"{path}: no rows")
+        raise MemlensError(f"{label}: no rows")
     return rows
 
 
 def read_steps(path: str | Path) -> list[dict]:
     """Rows with ``id`` and ``text`` (see the module docstring)."""
-    rows = read_jsonl(path, ("id", "text"))
+    rows = read_jsonl(path, ("id", "text"), "steps file")
     for row in rows:
         row["text"] = str(row["text"])
     return rows
@@ -61,7 +50,7 @@ def read_steps(path: str | Path) -> list[dict]:
 def read_labels(path: str | Path, ontology: Ontology | None = None) -> list[dict]:
     """Rows with ``id`` and ``label``; with ``ontology``, labels must be its ids or ``unlabeled``
     and ``root`` is filled in when missing."""
-    rows = read_jsonl(path, ("id", "label"))
+    rows = read_jsonl(path, ("id", "label"), "labels file")
     if ontology is not None:
         known = set(ontology.symbol_ids) | {"unlabeled"}
         for row in rows:

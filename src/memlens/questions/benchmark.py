@@ -7,7 +7,6 @@ persona-indifferent and stand-alone.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -16,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from memlens.errors import MemlensError
+from memlens.jsonl import UniqueIds, iter_json_objects, read_text
 
 BUNDLED_LICENSE = "CC-BY-4.0 (memlens)"
 
@@ -52,38 +52,21 @@ def load_questions(path: str | Path | None = None) -> list[Question]:
         source = resources.files("memlens").joinpath("data/questions/benchmark.jsonl")
         label, text = "benchmark.jsonl (bundled)", source.read_text(encoding="utf-8")
     else:
-        path = Path(path)
-        label = str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise MemlensError(f"{path}: question file not found") from None
-        except (OSError, UnicodeDecodeError) as error:
-            raise MemlensError(f"{path}: cannot read question file ({error})") from None
+        label, text = str(path), read_text(path, "question file")
     default_source = "memlens" if path is None else Path(path).stem
     questions: list[Question] = []
-    seen: dict[str, int] = {}
-    for line_number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        question = _parse_row(line, f"{label}:{line_number}", default_source)
-        if question.id in seen:
-            raise MemlensError(f"{label}:{line_number}: field 'id': duplicate id "
-                               f"{question.id!r} (first on line {seen[question.id]})")
-        seen[question.id] = line_number
+    ids = UniqueIds(label)
+    expected = "a JSON object with at least 'id' and 'text'"
+    for line_number, row in iter_json_objects(text, label, expected):
+        question = _parse_row(row, f"{label}:{line_number}", default_source)
+        ids.add(question.id, line_number)
         questions.append(question)
     if not questions:
         raise MemlensError(f"{label}: no questions found (expected one JSON object per line)")
     return questions
 
 
-def _parse_row(line: str, where: str, default_source: str) -> Question:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise MemlensError(f"{where}: not valid JSON ({error.msg})") from None
-    if not isinstance(row, dict):
-        raise MemlensError(f"{where}: expected a JSON object with at least 'id' and 'text'")
+def _parse_row(row: dict, where: str, default_source: str) -> Question:
     for name in ("id", "text"):
         value = row.get(name)
         if isinstance(value, int) and name == "id":

@@ -8,11 +8,11 @@ Nothing is downloaded: the HF loader reads local copies only.
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memlens.errors import MemlensError, missing_extra
+from memlens.jsonl import iter_json_objects, read_text
 
 TEXT_FIELD_GUESSES = ("text", "question", "prompt", "title", "input", "Question", "dilemma")
 """Columns tried, in order, when no ``text_field`` is given."""
@@ -99,22 +99,8 @@ def _pick_text_field(row: dict, text_field: str | None, label: str) -> str:
 
 
 def _jsonl_rows(path: Path) -> list[tuple[str, dict]]:
-    rows = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise MemlensError(f"{path}: cannot read ({error})") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise MemlensError(f"{path}:{number}: not valid JSON ({error.msg})") from None
-        if not isinstance(row, dict):
-            raise MemlensError(f"{path}:{number}: expected a JSON object")
-        rows.append((f"{path}:{number}", row))
-    return rows
+    return [(f"{path}:{number}", row)
+            for number, row in iter_json_objects(read_text(path, "candidate file"), str(path))]
 
 
 def _csv_rows(path: Path) -> list[tuple[str, dict]]:

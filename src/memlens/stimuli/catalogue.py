@@ -6,7 +6,6 @@ Bundled data: ``memlens/data/stimuli/stimuli.jsonl`` with one JSON object per li
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from memlens.errors import MemlensError
+from memlens.jsonl import UniqueIds, iter_json_objects, read_text
 
 STIMULUS_CLASSES = ("control", "noise", "persona", "life_event")
 """Valid values of the ``class`` field, in the order reports show them."""
@@ -56,39 +56,20 @@ def load_stimuli(path: str | Path | None = None) -> list[Stimulus]:
         source = resources.files("memlens").joinpath("data/stimuli/stimuli.jsonl")
         label, text = "stimuli.jsonl (bundled)", source.read_text(encoding="utf-8")
     else:
-        label, text = str(path), _read_user_file(Path(path))
+        label, text = str(path), read_text(path, "stimulus file")
     stimuli: list[Stimulus] = []
-    seen: dict[str, int] = {}
-    for line_number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        stimulus = _parse_row(line, f"{label}:{line_number}")
-        if stimulus.id in seen:
-            raise MemlensError(f"{label}:{line_number}: field 'id': duplicate id "
-                               f"{stimulus.id!r} (first on line {seen[stimulus.id]})")
-        seen[stimulus.id] = line_number
+    ids = UniqueIds(label)
+    expected = f"a JSON object with fields {', '.join(_FIELDS)}"
+    for line_number, row in iter_json_objects(text, label, expected):
+        stimulus = _parse_row(row, f"{label}:{line_number}")
+        ids.add(stimulus.id, line_number)
         stimuli.append(stimulus)
     if not stimuli:
         raise MemlensError(f"{label}: no stimuli found (expected one JSON object per line)")
     return stimuli
 
 
-def _read_user_file(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MemlensError(f"{path}: stimulus file not found") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise MemlensError(f"{path}: cannot read stimulus file ({error})") from None
-
-
-def _parse_row(line: str, where: str) -> Stimulus:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise MemlensError(f"{where}: not valid JSON ({error.msg})") from None
-    if not isinstance(row, dict):
-        raise MemlensError(f"{where}: expected a JSON object with fields {', '.join(_FIELDS)}")
+def _parse_row(row: dict, where: str) -> Stimulus:
     for name in _FIELDS:
         if name not in row:
             raise MemlensError(f"{where}: field '{name}' is missing")

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from memlens.errors import MemlensError
+from memlens.jsonl import iter_json_objects, read_text
 from memlens.tooldrift.schema import CONDITIONS
 
 STATUSES = ("ok", "no_call", "invalid")
@@ -20,9 +21,9 @@ def validate_call_row(row: object, where: str) -> dict:
     """Check one CALLS row and return it; errors name ``where`` and the field.
 
     >>> validate_call_row({"entry_id": "a/b/c", "condition": "base", "k": 0, "status": "ok",
-    ...                    "arguments": None}, "calls.jsonl: line 1")
+    ...                    "arguments": None}, "calls.jsonl:1")
     Traceback (most recent call last):
-    memlens.errors.MemlensError: calls.jsonl: line 1: field 'arguments' must be an object when status is 'ok'
+    memlens.errors.MemlensError: calls.jsonl:1: field 'arguments' must be an object when status is 'ok'
     """
     if not isinstance(row, dict):
         raise MemlensError(f"{where}: must be a JSON object")
@@ -49,27 +50,19 @@ def validate_call_row(row: object, where: str) -> dict:
 
 def read_calls(path: str | Path) -> list[dict]:
     """Read and validate a CALLS JSONL file; duplicate (entry, condition, k) rows are refused."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise MemlensError(f"{path}: cannot read ({error.strerror})") from error
-    rows, seen = [], set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}: line {number}"
-        try:
-            row = validate_call_row(json.loads(line), where)
-        except json.JSONDecodeError as error:
-            raise MemlensError(f"{where}: invalid JSON ({error.msg})") from error
+    label = str(Path(path))
+    rows, first_line = [], {}
+    for number, row in iter_json_objects(read_text(path, "calls file"), label):
+        where = f"{label}:{number}"
+        validate_call_row(row, where)
         key = (row["entry_id"], row["condition"], row["k"])
-        if key in seen:
-            raise MemlensError(f"{where}: duplicate row for {key}")
-        seen.add(key)
+        if key in first_line:
+            raise MemlensError(f"{where}: duplicate row for {key} (first on line "
+                               f"{first_line[key]})")
+        first_line[key] = number
         rows.append(row)
     if not rows:
-        raise MemlensError(f"{path}: no call rows")
+        raise MemlensError(f"{label}: no call rows")
     return rows
 
 
