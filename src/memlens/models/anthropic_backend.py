@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from memlens.errors import missing_extra
-from memlens.models.api_base import AsyncAPIModel, status_failure
+from memlens.models.api_base import AsyncAPIModel, sdk_failure
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError, ToolCall
 from memlens.models.keys import resolve_api_key
 from memlens.models.retry import Failure, RetryPolicy
@@ -134,13 +134,4 @@ class AnthropicModel(AsyncAPIModel):
     def _classify(self, error: BaseException) -> Failure | None:
         import anthropic
 
-        if isinstance(error, anthropic.APITimeoutError):
-            return Failure(f"timeout after {self.timeout_s:g}s", True)
-        if isinstance(error, anthropic.APIConnectionError):
-            cause = error.__cause__ or error
-            return Failure(f"connection error: {type(cause).__name__}: {cause}", True)
-        if isinstance(error, anthropic.APIStatusError):
-            return status_failure(error.status_code, str(error.message), error.response.headers)
-        if isinstance(error, anthropic.AnthropicError):
-            return Failure(f"{type(error).__name__}: {error}", False)
-        return None
+        return sdk_failure(error, anthropic, anthropic.AnthropicError, self.timeout_s)

@@ -127,3 +127,20 @@ def status_failure(status: int, message: str, headers: Any) -> Failure:
     hint = {401: " (check the API key variable)", 404: " (check the model name and base URL)"}
     return Failure(f"HTTP {status}: {message[:300]}{hint.get(status, '')}",
                    status in RETRYABLE_STATUS, retry_after)
+
+
+def sdk_failure(error: BaseException, sdk: Any, base_error: type[BaseException],
+                timeout_s: float) -> Failure | None:
+    """Classify an exception of the ``openai`` or ``anthropic`` SDK (the same error hierarchy):
+    timeouts and connection errors are retryable, HTTP statuses go to ``status_failure``, other
+    SDK errors (``base_error``) are final, anything else is not the SDK's (None)."""
+    if isinstance(error, sdk.APITimeoutError):
+        return Failure(f"timeout after {timeout_s:g}s", True)
+    if isinstance(error, sdk.APIConnectionError):
+        cause = error.__cause__ or error
+        return Failure(f"connection error: {type(cause).__name__}: {cause}", True)
+    if isinstance(error, sdk.APIStatusError):
+        return status_failure(error.status_code, str(error.message), error.response.headers)
+    if isinstance(error, base_error):
+        return Failure(f"{type(error).__name__}: {error}", False)
+    return None

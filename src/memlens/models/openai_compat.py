@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from memlens.errors import missing_extra
-from memlens.models.api_base import AsyncAPIModel, status_failure
+from memlens.models.api_base import AsyncAPIModel, sdk_failure
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError, ToolCall
 from memlens.models.keys import resolve_api_key
 from memlens.models.retry import Failure, RetryPolicy
@@ -155,13 +155,4 @@ class OpenAIModel(AsyncAPIModel):
     def _classify(self, error: BaseException) -> Failure | None:
         import openai
 
-        if isinstance(error, openai.APITimeoutError):
-            return Failure(f"timeout after {self.timeout_s:g}s", True)
-        if isinstance(error, openai.APIConnectionError):
-            cause = error.__cause__ or error
-            return Failure(f"connection error: {type(cause).__name__}: {cause}", True)
-        if isinstance(error, openai.APIStatusError):
-            return status_failure(error.status_code, str(error.message), error.response.headers)
-        if isinstance(error, openai.OpenAIError):
-            return Failure(f"{type(error).__name__}: {error}", False)
-        return None
+        return sdk_failure(error, openai, openai.OpenAIError, self.timeout_s)
