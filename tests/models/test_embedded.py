@@ -23,7 +23,8 @@ CANCEL_TOOL = {"type": "function", "function": {
 def test_build_request_maps_every_parameter():
     params = GenerationParams(temperature=0.2, top_p=0.9, top_k=7, max_tokens=11, seed=4)
     assert build_request(USER, params) == {
-        "messages": USER, "temperature": 0.2, "top_p": 0.9, "max_tokens": 11, "top_k": 7, "seed": 4}
+        "messages": USER, "temperature": 0.2, "top_p": 0.9, "max_tokens": 11, "top_k": 7, "seed": 4,
+        "cache_prompt": False}
     with_tools = build_request(USER, params.replace(tools=(SEAT_TOOL,)))
     assert with_tools["messages"][0]["role"] == "system"
     assert "book_flight: Book a flight" in with_tools["messages"][0]["content"]
@@ -113,3 +114,27 @@ def test_concurrent_calls_share_the_slots(model):
         replies = list(pool.map(lambda m: model.complete(m, GenerationParams(max_tokens=8, seed=2)),
                                 prompts))
     assert all(0 < reply.completion_tokens <= 8 and reply.text for reply in replies)
+
+
+@pytest.mark.embedded
+def test_default_model_is_reproducible_whatever_came_before():
+    """Same seeded request -> same text, whichever requests the slot decoded before it
+    (prompt-cache reuse and multi-slot batching both broke this; see DEFAULT_N_PARALLEL)."""
+    default = get_model("embedded")
+    assert default.max_concurrency == 1
+    from memlens.steps import REASONING_INSTRUCTION
+
+    question = "How should someone handle a coworker who keeps interrupting them in meetings?"
+    # Shared long prefixes, as in an audit: that is what the slot's prompt cache reuses.
+    prompts = [f"{question}\n\n{REASONING_INSTRUCTION}",
+               f"Well, er, anyway...\n{question}\n\n{REASONING_INSTRUCTION}",
+               f"I am 72 and retired.\n{question}\n\n{REASONING_INSTRUCTION}"]
+    params = GenerationParams(max_tokens=64, seed=11)
+
+    def run(order):
+        return {i: default.complete([{"role": "user", "content": prompts[i]}], params).text
+                for i in order}
+
+    forward, backward = run([0, 1, 2]), run([2, 1, 0])
+    assert forward == backward
+    assert len(set(forward.values())) == 3

@@ -24,9 +24,12 @@ from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCa
 from memlens.models.tool_emulation import emulated_calls, tool_instruction, tool_schema
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DEFAULT_N_PARALLEL = 8
-"""Decoding slots: 8 was best or tied on 2 cores — ~2x one slot on a quiet machine, ~1x under
-heavy contention, where 2 and 4 slots were slower (benchmarks/bench_embedded.py, docs/models.md)."""
+DEFAULT_N_PARALLEL = 1
+"""Decoding slots. One slot keeps seeded sampling reproducible: with several slots llama.cpp
+batches sequences together and the same seeded request gave different text depending on what
+else was decoding (16 of 24 identical across two orders). At 1 thread, 8 slots were barely faster
+(123 vs 117 tok/s on a quiet 2-core machine); pass ``n_parallel=8, n_threads=2`` (203 tok/s) when
+throughput matters more than reproducibility."""
 DEFAULT_N_THREADS = 1
 """CPU threads: 1, because 2 threads collapse 5-9x whenever other work shares the 2 cores;
 pass ``n_threads=2`` on an otherwise idle machine."""
@@ -97,7 +100,11 @@ def build_request(messages: list[Message], params: GenerationParams) -> dict[str
     """
     request: dict[str, Any] = {"messages": [dict(m) for m in messages],
                                "temperature": params.temperature, "top_p": params.top_p,
-                               "max_tokens": params.max_tokens}
+                               "max_tokens": params.max_tokens,
+                               # Reusing a slot's cached prompt prefix changes the numerics of the
+                               # rest of the prompt, so the same seeded request would give
+                               # different text depending on the previous request (1 of 8 alike).
+                               "cache_prompt": False}
     if params.top_k is not None:
         request["top_k"] = params.top_k
     if params.seed is not None:
