@@ -73,11 +73,9 @@ def test_source_attribution_and_summary():
                                           "items_retrieved": 3}
 
 
-def test_unwired_frameworks_refused_clearly(tmp_path):
+def test_unknown_framework_refused_clearly(tmp_path):
     from memlens.errors import MemlensError
 
-    with pytest.raises(MemlensError, match="not wired"):
-        open_memory("mempalace", tmp_path)
     with pytest.raises(MemlensError, match="unknown memory framework"):
         open_memory("letta", tmp_path)
 

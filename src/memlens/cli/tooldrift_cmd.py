@@ -16,6 +16,30 @@ def register(subparsers) -> None:
     _register_run(commands)
     _register_score(commands)
     _register_build(commands)
+    _register_setup(commands)
+
+
+def _register_setup(commands) -> None:
+    setup = commands.add_parser("setup", help="prepare a memory framework that needs its own venv",
+                                description="mempalace: create its venv (--system-site-packages), "
+                                            "pip-install mempalace there and export the packaged "
+                                            "MiniLM to ONNX for offline use. Idempotent.")
+    setup.add_argument("framework", choices=("mempalace",))
+    setup.add_argument("--venv", type=Path, default=None,
+                       help="venv folder (default: $MEMLENS_MEMPALACE_VENV or "
+                            "~/.cache/memlens/venvs/mempalace)")
+    setup.add_argument("--force-export", action="store_true", help="redo the ONNX export")
+    setup.set_defaults(func=_setup)
+
+
+def _setup(args: argparse.Namespace) -> int:
+    from memlens.tooldrift.mempalace_adapter import setup
+
+    done = setup(args.venv, force_export=args.force_export)
+    print(f"mempalace ready in {done['total_s']:.1f} s (install {done['install_s']:.1f} s, "
+          f"ONNX export {done['export_s']:.1f} s, worker check {done['check_s']:.1f} s)")
+    print(f"python: {done['python']}\nmodel:  {done['model']}")
+    return 0
 
 
 def _register_build(commands) -> None:
@@ -71,7 +95,7 @@ def _register_run(commands) -> None:
     run.add_argument("--top-k", type=int, default=5, help="memories retrieved per query (setting 2)")
     run.add_argument("--retrieval-threshold", type=float, default=None,
                      help="minimum retrieval score (setting 2; default: the framework's own, "
-                          "0.1 for mem0, none for simplemem)")
+                          "0.1 for mem0, none for simplemem, 0.1 cosine for mempalace)")
     run.add_argument("--judge", default=None,
                      help="model string of an LLM judge for deflection scores 1-5 (optional)")
     run.add_argument("--seed", type=int, default=0, help="sampling seed; call k uses seed + k")
@@ -133,7 +157,11 @@ def _run(args: argparse.Namespace) -> int:
         memory = open_memory(args.framework, args.out / "memory", llm=args.framework_llm,
                              top_k=args.top_k, threshold=args.retrieval_threshold)
     judge = get_model(args.judge) if args.judge else None
-    summary = run_tooldrift(model, dataset, args.out, config, memory, judge=judge)
+    try:
+        summary = run_tooldrift(model, dataset, args.out, config, memory, judge=judge)
+    finally:
+        if memory is not None:
+            memory.close()
     print(format_table(summary))
     if "deflection" in summary:
         d = summary["deflection"]

