@@ -27,7 +27,8 @@ def register(subparsers) -> None:
     audit.add_argument("--ontology", metavar="FILE", help="ontology file (default: bundled)")
     audit.add_argument("--mode", choices=["prefix", "system", "history"])
     audit.add_argument("--samples", type=int, metavar="N", help="responses per condition")
-    audit.add_argument("--n-questions", type=int, metavar="N", help="stratified question subset")
+    audit.add_argument("--n-questions", "--limit", dest="n_questions", type=int, metavar="N",
+                       help="stratified question subset (--limit is an alias)")
     audit.add_argument("--max-tokens", type=int, metavar="N")
     audit.add_argument("--temperature", type=float, metavar="T")
     audit.add_argument("--seed", type=int)
