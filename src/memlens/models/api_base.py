@@ -129,11 +129,25 @@ def status_failure(status: int, message: str, headers: Any) -> Failure:
                    status in RETRYABLE_STATUS, retry_after)
 
 
+def _connection_refusal(error: BaseException) -> BaseException | None:
+    """The ``ConnectionRefusedError`` / DNS failure behind an SDK error, if any."""
+    seen = 0
+    cause = error.__cause__ or error.__context__
+    while cause is not None and seen < 10:
+        if isinstance(cause, ConnectionRefusedError | OSError) and not isinstance(cause, TimeoutError):
+            return cause
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return None
+
+
 def sdk_failure(error: BaseException, sdk: Any, base_error: type[BaseException],
                 timeout_s: float) -> Failure | None:
     """Classify an exception of the ``openai`` or ``anthropic`` SDK (the same error hierarchy):
     timeouts and connection errors are retryable, HTTP statuses go to ``status_failure``, other
     SDK errors (``base_error``) are final, anything else is not the SDK's (None)."""
+    refused = _connection_refusal(error)
+    if refused is not None:  # the aiohttp transport reports a refused connect as a timeout
+        return Failure(f"connection error: {type(refused).__name__}: {refused}", True)
     if isinstance(error, sdk.APITimeoutError):
         return Failure(f"timeout after {timeout_s:g}s", True)
     if isinstance(error, sdk.APIConnectionError):
