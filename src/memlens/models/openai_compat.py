@@ -10,7 +10,6 @@ servers other than api.openai.com (which accept it).
 from __future__ import annotations
 
 import importlib.util
-
 import json
 from typing import Any
 from urllib.parse import urlparse
