@@ -4,17 +4,18 @@ One call per question asks for a JSON verdict — the four properties as boolean
 rationale — at temperature 0. The reply is validated; an invalid one gets one repair call
 (the bad reply is shown back with the problem); a reply still invalid, or a failed call, is
 recorded as ``rater_error`` and the question is not kept. Calls go through
-``memlens.engine.run_requests``, so they are cached in the run store when one is given.
+``memlens.engine.run_requests``, so they are cached in the run store when one is given (the
+call / validate / repair loop is ``memlens.questions.json_rater``, shared with the
+orthogonality rater).
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from memlens.models.base import ChatRequest, GenerationParams
+from memlens.questions.json_rater import as_bool, extract_json_object, rate_json
 
 PROPERTIES = ("reasoning_invoking", "unverifiable", "persona_indifferent", "stand_alone")
 
@@ -75,35 +76,15 @@ def parse_verdict(text: str) -> tuple[dict[str, bool], str]:
     ...               '"persona_indifferent": false, "stand_alone": true, "rationale": "r"}')
     ({'reasoning_invoking': True, 'unverifiable': True, 'persona_indifferent': False, 'stand_alone': True}, 'r')
     """
-    match = re.search(r"\{.*\}", text or "", re.DOTALL)
-    if not match:
-        raise ValueError("no JSON object in the reply")
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError as error:
-        raise ValueError(f"invalid JSON ({error.msg})") from None
-    if not isinstance(data, dict):
-        raise ValueError("the JSON is not an object")
-    properties = {}
-    for name in PROPERTIES:
-        value = data.get(name)
-        if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
-            value = value.strip().lower() in ("true", "yes")
-        if not isinstance(value, bool):
-            raise ValueError(f"field '{name}' must be true or false")
-        properties[name] = value
+    data = extract_json_object(text)
+    properties = {name: as_bool(data.get(name), name) for name in PROPERTIES}
     rationale = data.get("rationale", "")
     if not isinstance(rationale, str) or not rationale.strip():
         raise ValueError("field 'rationale' must be a non-empty string")
     return properties, rationale.strip()
 
 
-def complete_all(model, requests: list[ChatRequest], store=None) -> list:
-    """Run ``requests`` through ``memlens.engine.run_requests`` (cached in ``store`` when given);
-    one response or ``ModelCallError`` per request, in order."""
-    from memlens.engine import run_requests
-
-    return run_requests(model, requests, store, progress=False, desc="rating questions")
+REPAIR_HINT = "with all four properties as true or false and a non-empty rationale."
 
 
 def rate_questions(questions: Sequence, model, store=None) -> list[RaterVerdict]:
@@ -112,37 +93,14 @@ def rate_questions(questions: Sequence, model, store=None) -> list[RaterVerdict]
     questions = list(questions)
     requests = [ChatRequest(tuple(rating_messages(q.text)), RATER_PARAMS, tag=f"rate/{q.id}")
                 for q in questions]
-    verdicts: list[RaterVerdict | None] = [None] * len(questions)
-    repairs: list[tuple[int, ChatRequest]] = []
-    for index, result in enumerate(complete_all(model, requests, store)):
-        verdict, problem = _verdict(questions[index].id, result)
-        if problem is None or not hasattr(result, "text"):
-            verdicts[index] = verdict
+    outcomes = rate_json(model, requests, parse_verdict, repair_hint=REPAIR_HINT, store=store,
+                         desc="rating questions")
+    verdicts = []
+    for question, outcome in zip(questions, outcomes, strict=True):
+        if outcome.error is not None:
+            verdicts.append(RaterVerdict(question.id, False, {}, "", outcome.error, raw=outcome.raw))
         else:
-            repairs.append((index, _repair_request(requests[index], result.text, problem)))
-    repaired = complete_all(model, [request for _, request in repairs], store) if repairs else []
-    for (index, _), result in zip(repairs, repaired, strict=True):
-        verdicts[index], _ = _verdict(questions[index].id, result, after_repair=True)
-    return verdicts  # type: ignore[return-value]
-
-
-def _verdict(question_id: str, result, after_repair: bool = False):
-    if not hasattr(result, "text"):  # a ModelCallError: the call failed for good
-        reason = getattr(result, "reason", str(result))
-        return RaterVerdict(question_id, False, {}, "", f"rater_error: call failed ({reason})"), "call"
-    try:
-        properties, rationale = parse_verdict(result.text)
-    except ValueError as problem:
-        suffix = " after one repair attempt" if after_repair else ""
-        error = f"rater_error: {problem}{suffix}"
-        return RaterVerdict(question_id, False, {}, "", error, raw=result.text or ""), str(problem)
-    return RaterVerdict(question_id, all(properties.values()), properties, rationale,
-                        raw=result.text), None
-
-
-def _repair_request(request: ChatRequest, bad_reply: str, problem: str) -> ChatRequest:
-    messages = (*request.messages, {"role": "assistant", "content": bad_reply or ""},
-                {"role": "user", "content": f"That reply could not be used: {problem}. Reply "
-                 "again with only the JSON object, with all four properties as true or false "
-                 "and a non-empty rationale."})
-    return ChatRequest(messages, request.params, tag=request.tag + "/repair")
+            properties, rationale = outcome.value
+            verdicts.append(RaterVerdict(question.id, all(properties.values()), properties,
+                                         rationale, raw=outcome.raw))
+    return verdicts
