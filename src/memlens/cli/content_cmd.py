@@ -60,6 +60,21 @@ def _register_questions(subparsers) -> None:
     filtering.add_argument("--cache-dir", metavar="DIR", help="run directory caching rater calls")
     filtering.set_defaults(func=run_questions_filter)
 
+    ortho = sub.add_parser(
+        "orthogonality", help="rate (question, stimulus) pairs for relevance (App. B.2)",
+        description="Ask an LLM rater whether each persona / life-event stimulus is relevant "
+                    "to answering each question; write one JSON line per pair with the verdict "
+                    "and whether it is excluded at --threshold. Control and noise stimuli are "
+                    "not rated.")
+    ortho.add_argument("--rater", required=True, metavar="MODEL", help="model string of the rater")
+    ortho.add_argument("--questions", metavar="F", help="questions file (default: bundled)")
+    ortho.add_argument("--stimuli", metavar="F", help="stimuli catalogue (default: bundled)")
+    ortho.add_argument("--threshold", type=float, default=0.5, metavar="T",
+                       help="confidence from which a relevant pair is excluded (default 0.5)")
+    ortho.add_argument("--out", required=True, metavar="OUT.jsonl")
+    ortho.add_argument("--cache-dir", metavar="DIR", help="run directory caching rater calls")
+    ortho.set_defaults(func=run_questions_orthogonality)
+
     annotate = sub.add_parser("annotate", help="human-annotation round trip")
     steps = annotate.add_subparsers(dest="annotate_command", metavar="COMMAND")
     export = steps.add_parser("export", help="write a CSV for three annotators")
@@ -138,6 +153,41 @@ def run_questions_filter(args: argparse.Namespace) -> int:
     _write_jsonl_file(Path(args.out), result.survivors)
     print(result.summary())
     print(f"wrote {len(result.survivors)} questions to {args.out}")
+    return 0
+
+
+def run_questions_orthogonality(args: argparse.Namespace) -> int:
+    """Rate every (question, persona / life-event stimulus) pair; write the ratings."""
+    from memlens.models import get_model
+    from memlens.questions import load_questions
+    from memlens.questions.orthogonality import (
+        check_threshold,
+        is_excluded,
+        rate_relevance,
+        rating_pairs,
+    )
+    from memlens.stimuli import load_stimuli
+
+    threshold = check_threshold(args.threshold)
+    pairs = rating_pairs(load_questions(args.questions), load_stimuli(args.stimuli))
+    if not pairs:
+        raise MemlensError("no (question, persona / life-event stimulus) pair to rate: the "
+                           "stimuli hold no persona or life_event stimulus")
+    model = get_model(args.rater)
+    if args.cache_dir:
+        from memlens.store import RunStore
+
+        with RunStore(args.cache_dir) as store:
+            ratings = rate_relevance(pairs, model, store)
+    else:
+        ratings = rate_relevance(pairs, model)
+    rows = [{"id": r.id, **r.to_dict(), "excluded": is_excluded(r, threshold)} for r in ratings]
+    _write_jsonl_file(Path(args.out), rows)
+    print(f"pairs rated         {len(rows):>6}")
+    print(f"relevant            {sum(r.relevant for r in ratings):>6}")
+    print(f"excluded (>= {threshold:g})  {sum(row['excluded'] for row in rows):>6}")
+    print(f"rater errors        {sum(1 for r in ratings if r.error):>6}")
+    print(f"wrote {len(rows)} ratings to {args.out}")
     return 0
 
 
