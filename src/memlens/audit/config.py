@@ -64,6 +64,11 @@ class AuditConfig(BaseModel):
     """Parallel model calls; None = the backend's own default."""
     label_batch: int = Field(default=64, ge=1)
     """Responses per labeler call batch (each batch is stored before the next starts)."""
+    orthogonality_rater: str | None = Field(default=None, min_length=1)
+    """Model string of the orthogonality rater (SPEC §1.1, paper App. B.2): rates every
+    (question, persona / life-event stimulus) pair for relevance; None = filter off."""
+    orthogonality_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Pairs judged relevant with at least this confidence are excluded from the statistics."""
     preset: str | None = None
     """Name of the preset this config started from (recorded only)."""
 

@@ -1,4 +1,5 @@
-"""``run_audit``: plan -> generate -> steps -> labels -> drift -> statistics -> report.
+"""``run_audit``: plan -> [orthogonality] -> generate -> steps -> labels -> drift -> statistics
+-> report.
 
 Every stage reads and writes the run store, so an interrupted audit resumes where it stopped and
 re-running a finished one calls no model and recomputes nothing.
@@ -17,12 +18,22 @@ from memlens.audit.design import Cell, design_cells
 from memlens.audit.drift import DRIFT_COLUMNS, DRIFT_TABLE, run_drift
 from memlens.audit.generate import STEPS_TABLE, build_request, run_generation
 from memlens.audit.labels import LABELS_TABLE, run_labeling
+from memlens.audit.orthogonality import (
+    current_ratings,
+    excluded_from_rows,
+    flag_drift_rows,
+    orthogonality_quality,
+    run_orthogonality,
+)
 from memlens.audit.quality import data_quality
 from memlens.errors import MemlensError
 
 STATS_TABLE = "audit_stats"
 # Settings that change how fast, not what, an audit computes: they may differ on resume.
 RUNTIME_ONLY = {"concurrency", "label_batch", "preset"}
+# Settings of the orthogonality filter: they change which drift rows enter the statistics, not
+# what was generated, so a finished audit can be filtered (or re-filtered) on resume.
+ANALYSIS_ONLY = {"orthogonality_rater", "orthogonality_threshold"}
 
 
 @dataclass
@@ -34,6 +45,7 @@ class AuditResult:
     labels: dict = field(default_factory=dict)
     drift: dict = field(default_factory=dict)
     quality: dict = field(default_factory=dict)
+    orthogonality: dict = field(default_factory=dict)
     stats: dict | None = None
     stats_error: str | None = None
     report: str | None = None
@@ -88,7 +100,7 @@ def check_manifest(store, config: AuditConfig, inputs: dict, run_dir: str | Path
         return
     old, new = previous.get("config", {}), config.model_dump()
     changed = sorted(k for k in set(old) | set(new)
-                     if k not in RUNTIME_ONLY and old.get(k) != new.get(k))
+                     if k not in RUNTIME_ONLY | ANALYSIS_ONLY and old.get(k) != new.get(k))
     for key in ("questions_sha256", "stimuli_sha256", "ontology_sha256"):
         if previous.get("inputs", {}).get(key) != inputs[key]:
             changed.append(key.removesuffix("_sha256") + " content")
@@ -130,11 +142,14 @@ def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
     }})
 
 
-def drift_frame(store):
-    """The stored drift rows as the table ``memlens.stats`` expects (plus ``model``)."""
+def drift_frame(store, *, include_excluded: bool = False):
+    """The stored drift rows as the table ``memlens.stats`` expects; rows flagged by the
+    orthogonality filter are left out unless ``include_excluded``."""
     import pandas as pd
 
-    rows = store.rows(DRIFT_TABLE)
+    from memlens.audit.orthogonality import FLAG
+
+    rows = [row for row in store.rows(DRIFT_TABLE) if include_excluded or not row.get(FLAG)]
     frame = pd.DataFrame(rows, columns=[*DRIFT_COLUMNS])
     if not frame.empty:
         frame = frame.sort_values(["question_id", "stimulus_id", "sample"], kind="stable")
@@ -210,6 +225,12 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
         write_manifest(store, config, inputs)
         make_labeler = cache(lambda: get_labeler(
             config.labeler, ontology=load_ontology(config.ontology), store=store))
+        excluded: set[tuple[str, str]] = set()
+        if config.orthogonality_rater:
+            result.orthogonality = run_orthogonality(
+                cells, config, store, cache(lambda: get_model(config.orthogonality_rater)))
+            excluded = excluded_from_rows(current_ratings(store, config, cells),
+                                          config.orthogonality_threshold)
         result.calls, result.labels = {"cells": 0, "pending": 0, "failed": 0}, {}
         for part in question_chunks(cells, chunk):
             for key, value in run_generation(part, config, store, make_model,
@@ -220,10 +241,17 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
             for key, value in labelled.items():
                 result.labels[key] = result.labels.get(key, 0) + value
             result.drift = run_drift(store)
+            if excluded:  # flag as we go: an interrupted run's report already leaves them out
+                flag_drift_rows(store, excluded)
+        flag_drift_rows(store, excluded)  # also clears flags when the filter was turned off
         result.seconds["stages"] = time.perf_counter() - timer
         result.stats, result.stats_error = run_stats(store, config)
+        drift_rows = store.rows(DRIFT_TABLE)
         result.quality = data_quality(store.rows(STEPS_TABLE), store.rows(LABELS_TABLE),
-                                      store.rows(DRIFT_TABLE))
+                                      drift_rows)
+        if config.orthogonality_rater:
+            result.quality.update(orthogonality_quality(
+                current_ratings(store, config, cells), excluded, drift_rows))
     if report:
         from memlens.report import build_report
 
@@ -236,3 +264,13 @@ def planned_requests(config: AuditConfig):
     """Every generation request of the audit (for ``--dry-run``)."""
     cells, inputs = plan_cells(config)
     return [build_request(cell, config) for cell in cells], inputs
+
+
+def planned_rating_requests(config: AuditConfig) -> list:
+    """Every orthogonality-rater request of the audit (for ``--dry-run``); [] when off."""
+    if not config.orthogonality_rater:
+        return []
+    from memlens.audit.orthogonality import planned_rating_requests as rating_requests
+
+    cells, _ = plan_cells(config)
+    return rating_requests(cells)

@@ -11,6 +11,8 @@ FLAG_FIELDS = {
     "ontology": "ontology", "mode": "mode", "samples": "samples", "max_tokens": "max_tokens",
     "seed": "seed", "n_questions": "n_questions", "concurrency": "concurrency",
     "bootstrap": "n_bootstrap", "temperature": "temperature",
+    "orthogonality_rater": "orthogonality_rater",
+    "orthogonality_threshold": "orthogonality_threshold",
 }
 
 
@@ -35,6 +37,11 @@ def register(subparsers) -> None:
     audit.add_argument("--bootstrap", type=int, metavar="B", help="bootstrap replicates")
     audit.add_argument("--concurrency", type=int, metavar="N")
     audit.add_argument("--preset", choices=["quick", "standard", "paper"])
+    audit.add_argument("--orthogonality-rater", metavar="MODEL",
+                       help="rate every (question, persona/life-event stimulus) pair for "
+                            "relevance and leave relevant pairs out of the statistics")
+    audit.add_argument("--orthogonality-threshold", type=float, metavar="T",
+                       help="confidence from which a relevant pair is excluded (default 0.5)")
     audit.add_argument("--config", metavar="FILE", help="YAML/JSON config; flags override it")
     audit.add_argument("--out", required=True, metavar="RUN_DIR")
     audit.add_argument("--dry-run", action="store_true", help="print the call and token plan")
@@ -72,30 +79,43 @@ def run_audit_command(args: argparse.Namespace) -> int:
 
 
 def dry_run(config, run_dir: str) -> int:
-    """Print the generation plan (calls, cached, tokens) and the label-call count."""
+    """Print the generation plan (calls, cached, tokens), the label-call count and, with the
+    orthogonality filter on, the rater plan."""
     from pathlib import Path
 
     from memlens.audit import planned_requests
     from memlens.engine import plan_requests
     from memlens.models import get_model
 
-    requests, inputs = planned_requests(config)
-    store = None
-    if (Path(run_dir) / "memlens.sqlite").exists():
+    def plan_with_store(model_string: str, requests):
+        """The plan against the run directory's cache, if there is one."""
+        if not (Path(run_dir) / "memlens.sqlite").exists():
+            return plan_requests(get_model(model_string), requests, None)
         from memlens.store import RunStore
 
         store = RunStore(run_dir)
-    try:
-        plan = plan_requests(get_model(config.model), requests, store)
-    finally:
-        if store is not None:
+        try:
+            return plan_requests(get_model(model_string), requests, store)
+        finally:
             store.close()
+
+    requests, inputs = planned_requests(config)
+    plan = plan_with_store(config.model, requests)
     print(f"audit of {config.model}: {inputs['questions']} questions x {inputs['stimuli']} "
           f"stimuli, {config.samples} sample(s) (+1 no-memory) = {inputs['cells']} responses")
     print(plan)
     labels = "no model calls (embedded)" if config.labeler == "embedded" else \
         f"up to {inputs['cells']} calls to {config.labeler}"
     print(f"labeling: {labels}")
+    if config.orthogonality_rater:
+        from memlens.audit.pipeline import planned_rating_requests
+
+        ratings = planned_rating_requests(config)
+        rating_plan = plan_with_store(config.orthogonality_rater, ratings)
+        print(f"orthogonality rater {config.orthogonality_rater}: {len(ratings)} (question, "
+              f"persona/life-event stimulus) pairs, plus at most one repair call each for "
+              f"invalid replies")
+        print(rating_plan)
     return 0
 
 
@@ -105,6 +125,12 @@ def summary_text(result) -> str:
              f"{result.calls.get('pending', 0)} of {result.calls.get('cells', 0)} responses "
              f"processed in this run (calls cached by earlier runs are not repeated; "
              f"{result.calls.get('failed', 0)} failed), {result.drift.get('pairs', 0)} drift rows"]
+    if result.orthogonality:
+        lines.append(f"orthogonality filter: {result.orthogonality.get('rated', 0)} of "
+                     f"{result.orthogonality.get('pairs', 0)} pairs rated in this run, "
+                     f"{result.quality.get('pairs_excluded_orthogonality', 0)} pairs "
+                     f"({result.quality.get('drift_rows_excluded_orthogonality', 0)} drift rows) "
+                     "excluded from the statistics")
     if result.stats:
         from memlens.stats import format_summary
 

@@ -49,8 +49,42 @@ def load_run(run_dir: Path) -> dict:
                "frame": drift_frame(store)}
         run["stats"], run["stats_error"] = run_stats(store, config)
         run["failures"] = len(store.failures())
+        run["orthogonality"] = _orthogonality(store, config, run["drift"])
     run["quality"] = data_quality(run["steps"], run["labels"], run["drift"])
+    if run["orthogonality"] is not None:
+        run["quality"].update(run["orthogonality"]["quality"])
     return run
+
+
+def _orthogonality(store, config, drift_rows: list[dict]) -> dict | None:
+    """The orthogonality filter's ratings, excluded pairs and counts (None when it is off)."""
+    from memlens.audit.orthogonality import (
+        current_ratings,
+        excluded_from_rows,
+        excluded_table,
+        orthogonality_quality,
+    )
+
+    if not config.orthogonality_rater:
+        return None
+    rows = current_ratings(store, config)
+    excluded = excluded_from_rows(rows, config.orthogonality_threshold)
+    return {"rater": config.orthogonality_rater, "threshold": config.orthogonality_threshold,
+            "quality": orthogonality_quality(rows, excluded, drift_rows),
+            "table": excluded_table(rows, excluded, drift_rows)}
+
+
+def _orthogonality_html(ortho: dict) -> str:
+    """The report section of the orthogonality filter (every value escaped by table_html)."""
+    quality = ortho["quality"]
+    return (f'<p class="meta">Rater <b>{escape(str(ortho["rater"]))}</b> judged '
+            f'{quality["pairs_rated_orthogonality"]} (question, persona / life-event stimulus) '
+            f'pairs; {quality["pairs_excluded_orthogonality"]} were judged relevant with '
+            f'confidence &ge; {ortho["threshold"]:g}, and their '
+            f'{quality["drift_rows_excluded_orthogonality"]} drift rows are left out of the '
+            f'statistics (kept in the run store, flagged). Rater errors '
+            f'({quality["orthogonality_rater_errors"]}) never exclude a pair.</p>'
+            + table_html(ortho["table"]))
 
 
 def _figures(stats: dict | None, fig_dir: Path) -> dict[str, str]:
@@ -87,6 +121,8 @@ def build_report(run_dir: str | Path) -> Path:
     tables.write_table(categories, table_dir, "categories")
     tables.write_table(mixed, table_dir, "mixed_model")
     tables.write_table(tables.quality_table(quality_with_store), table_dir, "data_quality")
+    if run["orthogonality"] is not None:
+        tables.write_table(run["orthogonality"]["table"], table_dir, "orthogonality_excluded")
     if stats is not None:
         (run_dir / "stats.json").write_text(json.dumps(_json_safe(stats), indent=2))
     images = _figures(stats, run_dir / "figures")
@@ -109,6 +145,8 @@ def build_report(run_dir: str | Path) -> Path:
          + "<p class=\"meta\">Responses without steps, failed calls and responses whose steps "
            "are all unlabeled are excluded from drift (counted here, never dropped silently); "
            "unlabeled steps are left out of a response's symbol sequence.</p>"),
+        *([("Orthogonality filter (excluded pairs)", _orthogonality_html(run["orthogonality"]))]
+          if run["orthogonality"] is not None else []),
         ("Trajectory viewer", viewer_html(run["drift"], run["steps"], run["labels"])),
         ("All category statistics", table_html(categories)),
     ]
