@@ -72,13 +72,7 @@ def get_model(model: str, **options) -> ChatModel:
         return cls(model_id=model, **options)
     if backend == "embedded":
         return cls(**options)
-    if backend == "openai":
-        from memlens.models.openai_compat import split_model_string
-
-        model_name, base_url = split_model_string(name)
-        options.setdefault("base_url", base_url)
-        return cls(model_name, **options)
-    if backend == "anthropic":
+    if backend in ("openai", "anthropic"):  # both take MODEL@BASE_URL
         from memlens.models.openai_compat import split_model_string
 
         model_name, base_url = split_model_string(name)
