@@ -21,7 +21,11 @@ from typing import Any
 
 from memlens.errors import MemlensError, missing_extra
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
-from memlens.models.tool_emulation import emulated_calls, tool_instruction, tool_schema
+from memlens.models.tool_emulation import (
+    apply_emulated_calls,
+    constraint_schema,
+    prepare_messages,
+)
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_PARALLEL = 1
@@ -98,7 +102,7 @@ def build_request(messages: list[Message], params: GenerationParams) -> dict[str
     >>> request["seed"], request["top_k"], request["response_format"]["type"]
     (3, 50, 'json_schema')
     """
-    request: dict[str, Any] = {"messages": [dict(m) for m in messages],
+    request: dict[str, Any] = {"messages": prepare_messages(messages, params),
                                "temperature": params.temperature, "top_p": params.top_p,
                                "max_tokens": params.max_tokens,
                                # Reusing a slot's cached prompt prefix changes the numerics of the
@@ -109,11 +113,7 @@ def build_request(messages: list[Message], params: GenerationParams) -> dict[str
         request["top_k"] = params.top_k
     if params.seed is not None:
         request["seed"] = params.seed
-    schema = params.json_schema
-    if params.tools and params.tool_choice != "none":
-        schema = tool_schema(params.tools)[0]
-        request["messages"] = [{"role": "system", "content": tool_instruction(params.tools)},
-                               *request["messages"]]
+    schema = constraint_schema(params)
     if schema is not None:
         request["response_format"] = {"type": "json_schema",
                                       "json_schema": {"name": "response", "schema": schema}}
@@ -141,13 +141,7 @@ def parse_result(result: Any, params: GenerationParams) -> ChatResponse:
         finish_reason=str(choice.get("finish_reason") or "stop"),
         raw={"predicted_ms": timings.get("predicted_ms"), "prompt_ms": timings.get("prompt_ms")},
     )
-    if params.tools and params.tool_choice != "none":
-        response.tool_calls = emulated_calls(text, params.tools)
-        response.text = ""
-        response.raw["tool_output"] = text
-        if response.tool_calls and response.finish_reason == "stop":
-            response.finish_reason = "tool_calls"
-    return response
+    return apply_emulated_calls(response, params)
 
 
 class EmbeddedModel:

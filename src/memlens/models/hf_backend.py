@@ -17,8 +17,7 @@ from typing import Any
 
 from memlens.errors import MemlensError, missing_extra
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
-from memlens.models.tool_emulation import emulated_calls
-from memlens.models.vllm_backend import prepare_messages
+from memlens.models.tool_emulation import apply_emulated_calls, prepare_messages
 
 
 def generate_kwargs(params: GenerationParams) -> dict[str, Any]:
@@ -91,10 +90,7 @@ class TransformersModel:
         response = ChatResponse(text=text, prompt_tokens=int(prompt_ids.shape[1]),
                                 completion_tokens=int(len(new_ids)), finish_reason=finish,
                                 latency_s=time.perf_counter() - started)
-        if params.tools and params.tool_choice != "none":
-            response.tool_calls, response.text = emulated_calls(text, params.tools), ""
-            response.raw = {"tool_output": text}
-        return response
+        return apply_emulated_calls(response, params)
 
     def complete_batch(self, conversations: Sequence[list[Message]],
                        params: GenerationParams | Sequence[GenerationParams]) -> list[ChatResponse]:

@@ -8,9 +8,21 @@ turned back into ``ToolCall`` objects. Output that does not parse is kept, never
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from memlens.errors import MemlensError
-from memlens.models.base import ToolCall
+from memlens.models.base import ChatResponse, GenerationParams, Message, ToolCall
+
+
+def emulates_tools(params: GenerationParams) -> bool:
+    """True when ``params`` ask for tools (and ``tool_choice`` is not ``"none"``).
+
+    >>> emulates_tools(GenerationParams(tools=({"function": {"name": "f"}},)))
+    True
+    >>> emulates_tools(GenerationParams(tools=({"function": {"name": "f"}},), tool_choice="none"))
+    False
+    """
+    return bool(params.tools) and params.tool_choice != "none"
 
 
 def tool_schema(tools: tuple | list) -> tuple[dict, str | None]:
@@ -65,3 +77,39 @@ def emulated_calls(text: str, tools: tuple | list) -> list[ToolCall]:
         return [ToolCall(name=str(call["name"]), arguments_json=json.dumps(call["arguments"]))]
     except (ValueError, KeyError, TypeError):
         return []  # no parseable call: recorded by the caller as "no call"
+
+
+def constraint_schema(params: GenerationParams) -> dict | None:
+    """The JSON schema decoding must follow: the tools' (emulated call) or ``json_schema``."""
+    if emulates_tools(params):
+        return tool_schema(params.tools)[0]
+    return params.json_schema
+
+
+def prepare_messages(messages: Sequence[Message], params: GenerationParams) -> list[Message]:
+    """Messages as sent: copies, with a tool instruction first when tools are emulated."""
+    prepared = [dict(m) for m in messages]
+    if emulates_tools(params):
+        prepared.insert(0, {"role": "system", "content": tool_instruction(params.tools)})
+    return prepared
+
+
+def apply_emulated_calls(response: ChatResponse, params: GenerationParams) -> ChatResponse:
+    """When tools are emulated, move ``response.text`` into its tool calls (in place).
+
+    The constrained output is kept in ``raw["tool_output"]``, the text becomes empty, and a
+    ``"stop"`` with at least one call becomes ``"tool_calls"``.
+
+    >>> params = GenerationParams(tools=({"function": {"name": "f"}},))
+    >>> reply = apply_emulated_calls(ChatResponse(text='{"x": 1}'), params)
+    >>> reply.text, reply.tool_calls, reply.finish_reason, reply.raw
+    ('', [ToolCall(name='f', arguments_json='{"x": 1}')], 'tool_calls', {'tool_output': '{"x": 1}'})
+    """
+    if not emulates_tools(params):
+        return response
+    text = response.text
+    response.tool_calls, response.text = emulated_calls(text, params.tools), ""
+    response.raw = {**(response.raw or {}), "tool_output": text}
+    if response.tool_calls and response.finish_reason == "stop":
+        response.finish_reason = "tool_calls"
+    return response

@@ -15,7 +15,11 @@ from typing import Any
 
 from memlens.errors import MemlensError, missing_extra
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
-from memlens.models.tool_emulation import emulated_calls, tool_instruction, tool_schema
+from memlens.models.tool_emulation import (
+    apply_emulated_calls,
+    constraint_schema,
+    prepare_messages,
+)
 
 
 def sampling_kwargs(params: GenerationParams) -> dict[str, Any]:
@@ -27,21 +31,6 @@ def sampling_kwargs(params: GenerationParams) -> dict[str, Any]:
     return {"temperature": params.temperature, "top_p": params.top_p,
             "top_k": -1 if params.top_k is None else params.top_k,
             "max_tokens": params.max_tokens, "seed": params.seed}
-
-
-def constraint_schema(params: GenerationParams) -> dict | None:
-    """The JSON schema decoding must follow: the tools' (emulated call) or ``json_schema``."""
-    if params.tools and params.tool_choice != "none":
-        return tool_schema(params.tools)[0]
-    return params.json_schema
-
-
-def prepare_messages(messages: Sequence[Message], params: GenerationParams) -> list[Message]:
-    """Messages as sent: a tool instruction first when tools are emulated."""
-    prepared = [dict(m) for m in messages]
-    if params.tools and params.tool_choice != "none":
-        prepared.insert(0, {"role": "system", "content": tool_instruction(params.tools)})
-    return prepared
 
 
 def _sampling_params(vllm: Any, params: GenerationParams) -> Any:
@@ -62,17 +51,12 @@ def _sampling_params(vllm: Any, params: GenerationParams) -> Any:
 def to_response(output: Any, params: GenerationParams, latency_s: float) -> ChatResponse:
     """A ``ChatResponse`` from one vLLM ``RequestOutput``."""
     completion = output.outputs[0]
-    text = completion.text
-    response = ChatResponse(text=text, prompt_tokens=len(output.prompt_token_ids or []),
+    response = ChatResponse(text=completion.text,
+                            prompt_tokens=len(output.prompt_token_ids or []),
                             completion_tokens=len(completion.token_ids or []),
                             finish_reason=str(completion.finish_reason or "stop"),
                             latency_s=latency_s)
-    if params.tools and params.tool_choice != "none":
-        response.tool_calls, response.text = emulated_calls(text, params.tools), ""
-        response.raw = {"tool_output": text}
-        if response.tool_calls and response.finish_reason == "stop":
-            response.finish_reason = "tool_calls"
-    return response
+    return apply_emulated_calls(response, params)
 
 
 class VLLMModel:
