@@ -74,6 +74,15 @@ def test_bad_schema_file(capsys, tmp_path, content, expected):
     assert str(path) in err and expected in err
 
 
+def test_unreadable_schema_file_is_a_clear_error(capsys, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_bytes(b"\xff\xfe{}")
+    assert main(["chat", "--model", "fake", "--json-schema", str(path), "hi"]) == 2
+    assert f"--json-schema: {path}:1: JSON schema file is not UTF-8" in capsys.readouterr().err
+    assert main(["chat", "--model", "fake", "--json-schema", str(tmp_path / "no.json"), "hi"]) == 2
+    assert "JSON schema file not found" in capsys.readouterr().err
+
+
 def test_bad_flags(capsys):
     assert main(["chat", "--model", "nonsense:x", "hi"]) == 2
     assert "unknown or unavailable model 'nonsense:x'" in capsys.readouterr().err

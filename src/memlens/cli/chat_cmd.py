@@ -43,10 +43,12 @@ def register(subparsers) -> None:
 
 def load_schema(path: Path) -> dict:
     """Read a JSON schema file; MemlensError naming the file (and line) when unusable."""
+    from memlens.jsonl import read_text
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise MemlensError(f"--json-schema: cannot read {path}: {error.strerror}") from None
+        text = read_text(path, "JSON schema file")
+    except MemlensError as error:  # missing, unreadable or not UTF-8
+        raise MemlensError(f"--json-schema: {error}") from None
     try:
         schema = json.loads(text)
     except json.JSONDecodeError as error:
