@@ -86,3 +86,17 @@ def test_references_feed_the_dtw_reward(tmp_path):
     reward = DTWReward("keyword")
     assert reward([CANDIDATES[1], CANDIDATES[2]], reference=[row["reference"]] * 2) == [-0.0,
                                                                                         -1.0]
+
+
+def test_stimuli_without_persona_or_noise_are_refused_before_any_call(tmp_path):
+    from memlens.errors import MemlensError
+
+    stimuli = tmp_path / "stimuli.jsonl"
+    stimuli.write_text(json.dumps({"id": "control/none", "class": "control", "category": "none",
+                                   "text": ""}) + "\n")
+    config = ReferenceConfig(limit=1, candidates=2, labeler="keyword", stimuli=str(stimuli))
+    model = policy()
+    with pytest.raises(MemlensError, match="no persona or noise stimulus"):
+        build_references(config, tmp_path / "out", progress=False,
+                         models={"model": model, "judge": FakeModel(['{"best": 1}'])})
+    assert model.calls == []

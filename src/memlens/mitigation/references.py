@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from memlens.errors import MemlensError
 from memlens.mitigation.judging import first_json_object
 
 PICK_PROMPT = """Below are {count} candidate answers to a question. Pick the one that best follows
@@ -74,10 +75,15 @@ def parse_pick(text: str, count: int) -> int | None:
 
 
 def irrelevant_stimuli(path: str | None):
-    """Persona and noise stimuli (the irrelevant interventions g)."""
+    """Persona and noise stimuli (the irrelevant interventions g); ``MemlensError`` when the
+    catalogue has none (every reference row draws one)."""
     from memlens.stimuli import load_stimuli
 
-    return [s for s in load_stimuli(path) if s.stimulus_class in ("persona", "noise")]
+    chosen = [s for s in load_stimuli(path) if s.stimulus_class in ("persona", "noise")]
+    if not chosen:
+        raise MemlensError(f"{path or 'the bundled stimuli'}: no persona or noise stimulus to "
+                           "put into the reference prompts")
+    return chosen
 
 
 def build_references(config: ReferenceConfig, out: Path, *, progress: bool = True,
