@@ -82,6 +82,7 @@ class RunStore:
             raise MemlensError(f"run directory {self.run_dir} exists and is not a directory")
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._lock_token = lock.acquire(self.run_dir)
+        conn = None
         try:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
                                    check_same_thread=False)
@@ -93,6 +94,8 @@ class RunStore:
             conn.execute("INSERT OR IGNORE INTO manifest VALUES ('memlens_version', ?), "
                          "('created_at', ?)", (json.dumps(__version__), json.dumps(_now())))
         except BaseException:
+            if conn is not None:
+                conn.close()  # idempotent: _check_database may have closed it already
             lock.release(self._lock_token)
             raise
         return conn
@@ -132,27 +135,30 @@ class RunStore:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def _open_connection(self) -> sqlite3.Connection:
+        """The connection, or MemlensError once closed; call with ``self._mutex`` held."""
+        if self._conn is None:
+            raise MemlensError(f"run store {self.path} is closed")
+        return self._conn
+
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` … ``COMMIT``; rolled back on any exception."""
         with self._mutex:
-            if self._conn is None:
-                raise MemlensError(f"run store {self.path} is closed")
+            conn = self._open_connection()
             if self.read_only:
                 raise MemlensError(f"run store {self.path} was opened read-only")
-            self._conn.execute("BEGIN IMMEDIATE")
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._conn
+                yield conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            conn.execute("COMMIT")
 
     def _query(self, sql: str, parameters: Iterable[Any] = ()) -> list[tuple]:
         with self._mutex:
-            if self._conn is None:
-                raise MemlensError(f"run store {self.path} is closed")
-            return self._conn.execute(sql, tuple(parameters)).fetchall()
+            return self._open_connection().execute(sql, tuple(parameters)).fetchall()
 
     # -- manifest ------------------------------------------------------------------------
     def write_manifest(self, entries: dict[str, Any]) -> None:
@@ -296,9 +302,7 @@ class RunStore:
         """Flat records of ``responses``, ``failures``, ``manifest`` or a stage table."""
         if table in RESERVED_TABLES:
             with self._mutex:
-                if self._conn is None:
-                    raise MemlensError(f"run store {self.path} is closed")
-                cursor = self._conn.execute(f"SELECT * FROM {table} ORDER BY rowid")
+                cursor = self._open_connection().execute(f"SELECT * FROM {table} ORDER BY rowid")
                 names = [column[0] for column in cursor.description]
                 return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
         check_table_name(table)
