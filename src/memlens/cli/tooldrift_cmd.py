@@ -150,13 +150,13 @@ def _run(args: argparse.Namespace) -> int:
                        n_bootstrap=args.bootstrap, judge=args.judge,
                        extra={"top_k": args.top_k, "retrieval_threshold": args.retrieval_threshold,
                               "framework_llm": args.framework_llm} if args.setting == 2 else {})
+    judge = get_model(args.judge) if args.judge else None  # before a worker process starts
     memory = None
     if args.setting == 2:
         from memlens.tooldrift.frameworks import open_memory
 
         memory = open_memory(args.framework, args.out / "memory", llm=args.framework_llm,
                              top_k=args.top_k, threshold=args.retrieval_threshold)
-    judge = get_model(args.judge) if args.judge else None
     try:
         summary = run_tooldrift(model, dataset, args.out, config, memory, judge=judge)
     finally:
