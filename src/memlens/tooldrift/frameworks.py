@@ -181,10 +181,10 @@ def open_memory(name: str, workdir: str | Path, llm: str | None = None, *, top_k
     if name == "simplemem":
         from memlens.tooldrift.simplemem_adapter import SimpleMemClient
 
-        client = SimpleMemClient(workdir)
         if llm:
             raise MemlensError("--framework-llm is not supported with simplemem (verbatim only)")
-        return FrameworkMemory("simplemem", client, limit=top_k, threshold=threshold)
+        return FrameworkMemory("simplemem", SimpleMemClient(workdir), limit=top_k,
+                               threshold=threshold)
     os.environ["MEM0_TELEMETRY"] = "False"  # otherwise mem0 tries to send analytics
     os.environ.setdefault("MEM0_DIR", str(workdir / "mem0"))
     os.environ["HF_HUB_OFFLINE"] = "1"
