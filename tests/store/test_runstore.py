@@ -171,3 +171,11 @@ def test_file_sha256_matches_hashlib(tmp_path):
     assert file_sha256(tmp_path / "d.bin") == hashlib.sha256(data).hexdigest()
     with pytest.raises(MemlensError, match="cannot hash data file .*nope"):
         file_sha256(tmp_path / "nope")
+
+
+def test_unusable_run_directory_is_a_clear_error(tmp_path):
+    """A run directory that cannot be created (a parent that is a file) is one clear message."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(MemlensError, match="cannot use run directory .*file/run"):
+        RunStore(blocker / "run")

@@ -80,8 +80,12 @@ class RunStore:
     def _open_writable(self) -> sqlite3.Connection:
         if self.run_dir.exists() and not self.run_dir.is_dir():
             raise MemlensError(f"run directory {self.run_dir} exists and is not a directory")
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._lock_token = lock.acquire(self.run_dir)
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            self._lock_token = lock.acquire(self.run_dir)
+        except OSError as error:
+            raise MemlensError(f"cannot use run directory {self.run_dir}: "
+                               f"{error.strerror or error}") from None
         conn = None
         try:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
@@ -93,10 +97,12 @@ class RunStore:
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             conn.execute("INSERT OR IGNORE INTO manifest VALUES ('memlens_version', ?), "
                          "('created_at', ?)", (json.dumps(__version__), json.dumps(_now())))
-        except BaseException:
+        except BaseException as error:
             if conn is not None:
                 conn.close()  # idempotent: _check_database may have closed it already
             lock.release(self._lock_token)
+            if isinstance(error, sqlite3.OperationalError | OSError):
+                raise MemlensError(f"cannot write the run store {self.path}: {error}") from None
             raise
         return conn
 
