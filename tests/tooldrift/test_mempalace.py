@@ -96,6 +96,28 @@ def test_missing_interpreter_and_llm_refused(tmp_path, monkeypatch):
         open_memory("mempalace", tmp_path / "m", llm="openai:x@http://127.0.0.1:1/v1")
 
 
+def test_unstartable_interpreter_is_a_clear_error_and_leaks_nothing(tmp_path):
+    interpreter = tmp_path / "python"
+    interpreter.write_text("not a program")  # exists, but cannot be executed
+    client = MemPalaceClient(tmp_path / "memory", python=interpreter)
+    with pytest.raises(MemlensError, match="mempalace.*cannot start"):
+        client.get_all(filters={"user_id": "u"})
+    assert client._proc is None and client._log is None
+
+
+def test_closed_client_is_dropped_from_the_exit_hooks(tmp_path, monkeypatch):
+    registered = []
+    monkeypatch.setattr("atexit.register", registered.append)
+    monkeypatch.setattr("atexit.unregister", registered.remove)
+    client = fake_worker(tmp_path, """\
+        print(json.dumps({"ok": True, "drawers": 0}), flush=True)
+        """)
+    client.get_all(filters={"user_id": "u"})
+    assert registered == [client.close]
+    client.close()
+    assert registered == []
+
+
 def _mempalace_ready() -> str | None:
     python = python_path()
     if not python.exists():

@@ -147,10 +147,15 @@ class MemPalaceClient:
                                "with mempalace installed")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
-        self._proc = subprocess.Popen([str(self.python), str(self.worker), str(self.palace)],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=self._log, text=True, env=self._env(),
-                                      cwd=self.workdir)
+        try:
+            self._proc = subprocess.Popen([str(self.python), str(self.worker), str(self.palace)],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=self._log, text=True, env=self._env(),
+                                          cwd=self.workdir)
+        except OSError as error:
+            self.close()
+            raise MemlensError(f"memory framework 'mempalace': cannot start {self.python}: "
+                               f"{error.strerror or error}") from None
         atexit.register(self.close)
         ready = self._read("start-up")
         if not ready.get("ready"):
@@ -201,6 +206,7 @@ class MemPalaceClient:
 
     def close(self) -> None:
         """Stop the worker (closing its stdin ends it) and close the log."""
+        atexit.unregister(self.close)
         proc, self._proc = self._proc, None
         if proc is not None:
             with contextlib.suppress(OSError):
