@@ -48,3 +48,18 @@ def test_alignment_rows_follow_dtw_path():
     assert [(b[0], o[0], mismatch) for b, o, mismatch, _ in rows] == [
         (1, 1, False), (2, 1, True), (3, 2, False)]
     assert rows[1][3] == (False, True)  # perturbed step 1 aligned again
+
+
+def test_comparison_page_escapes_run_labels(tmp_path, monkeypatch):
+    from memlens.report.compare import compare_runs
+
+    stats = {"metrics": {"dtw": {"categories": {"age": {
+        "condition_class": "persona", "n": 3, "d_rel": 0.5, "d_rel_ci": [0.1, 0.9]}}}},
+        "validity": {"verdict": "pass"}}
+    runs = {"a": {"manifest": {"model": EVIL, "labeler": "embedded"}, "stats": stats},
+            "b": {"manifest": {"model": "fake", "labeler": "embedded"}, "stats": stats}}
+    monkeypatch.setattr("memlens.report.build.load_run", lambda run_dir: runs[run_dir.name])
+    compare_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
+    html = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 import pandas as pd
@@ -54,6 +55,6 @@ def compare_runs(run_dirs: list[str | Path], out_dir: str | Path) -> Path:
                  .replace("figures/", "")
                  + table_html(wide.reset_index()))]
     html = page("memlens comparison", sections,
-                "<p>" + " · ".join(label for label, _ in runs) + "</p>")
+                "<p>" + " · ".join(escape(label) for label, _ in runs) + "</p>")
     (out_dir / "compare.html").write_text(html, encoding="utf-8")
     return out_dir / "compare.csv"
