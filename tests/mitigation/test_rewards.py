@@ -70,6 +70,16 @@ def test_dtw_reward_known_trajectories():
     assert len(labeler.batches) == 1  # one batched call for the whole group
 
 
+def test_unlabeled_steps_leave_the_trajectory_as_in_the_audit():
+    """A step the labeler cannot place carries no symbol (same rule as the audit's drift rows):
+    [A, unlabeled, C] is scored as [A, C]."""
+    reward = DTWReward(TableLabeler())
+    completions = [tagged("A x", "unlabeled y", "C z"), tagged("unlabeled only")]
+    values = reward(completions, reference=[["A", "C"], ["A"]])
+    # [A, C] vs [A, C] -> 0; all steps unlabeled -> empty trajectory vs [A] -> 1
+    assert values == [-0.0, -1.0]
+
+
 def test_labels_are_cached_by_step_text():
     labeler = TableLabeler()
     reward = DTWReward(labeler, reference_column="ref")

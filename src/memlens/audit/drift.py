@@ -16,19 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from memlens.ontology.schema import symbol_sequence
+
 DRIFT_TABLE = "audit_drift"
 DRIFT_COLUMNS = ["question_id", "condition_class", "category", "stimulus_id", "sample",
                  "dtw", "sri", "d_seq", "d_dist", "edit_distance"]
-UNLABELED = "unlabeled"  # equals memlens.ontology.UNLABELED (the contract's value)
-
-
-def symbol_sequence(labels: list[str]) -> list[str]:
-    """The labels of one response without ``unlabeled`` steps.
-
-    >>> symbol_sequence(["social.a", "unlabeled", "practical.b"])
-    ['social.a', 'practical.b']
-    """
-    return [label for label in labels if label != UNLABELED]
 
 
 @dataclass

@@ -86,12 +86,13 @@ def generate(model, rows: list[dict], config: EvalConfig, store, progress: bool)
 def drift_and_diversity(texts: list[str | None], rows: list[dict], labeler) -> dict:
     """Mean DTW to the references, mean lexical diversity, and the no-step count."""
     from memlens.mitigation.rewards import parse_reference
+    from memlens.ontology.schema import symbol_sequence
     from memlens.steps import split_steps
 
     answered = [i for i, text in enumerate(texts) if text is not None]
     steps = [[s.text for s in split_steps(texts[i]).steps] for i in answered]
     labels = labeler.label(steps) if steps else []
-    drifts = [dtw(lab, parse_reference(rows[i]["reference"], "reference", i))
+    drifts = [dtw(symbol_sequence(lab), parse_reference(rows[i]["reference"], "reference", i))
               for i, lab in zip(answered, labels, strict=True)]
     diversity = [lexical_diversity(texts[i], require_answer_tag=True) for i in answered]
     return {"DTW": float(np.mean(drifts)) if drifts else float("nan"),

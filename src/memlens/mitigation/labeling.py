@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from memlens.errors import MemlensError
+from memlens.ontology.schema import symbol_sequence
 from memlens.steps import split_steps
 
 
@@ -98,7 +99,7 @@ class StepLabeling:
             for steps, labels in zip(batch, labeled, strict=True):
                 for step, label in zip(steps, labels, strict=True):
                     self._remember(step, str(label))
-        return [[self._lookup(step) for step in steps] for steps in step_lists]
+        return [symbol_sequence([self._lookup(step) for step in steps]) for steps in step_lists]
 
     def _remember(self, step: str, label: str) -> None:
         self._cache[step] = label

@@ -19,6 +19,7 @@ import numpy as np
 
 from memlens.errors import MemlensError
 from memlens.mitigation.judging import first_json_object
+from memlens.ontology.schema import symbol_sequence
 
 PICK_PROMPT = """Below are {count} candidate answers to a question. Pick the one that best follows
 the instruction (numbered reasoning steps, then a final answer), is most helpful, and whose steps
@@ -117,7 +118,8 @@ def build_references(config: ReferenceConfig, out: Path, *, progress: bool = Tru
         if not steps[index]:
             continue
         stimulus = stimuli[_draw(config.seed, question.id, len(stimuli))]
-        rows.append(reference_row(question, stimulus, next(labeled), texts[index][picks[index]]))
+        rows.append(reference_row(question, stimulus, symbol_sequence(next(labeled)),
+                                  texts[index][picks[index]]))
     counts = {"questions": len(questions), "candidates": len(questions) * config.candidates,
               "failed_or_empty": sum(not t for ts in texts for t in ts),
               "judge_invalid": invalid, "no_steps": sum(not s for s in steps),

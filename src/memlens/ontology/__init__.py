@@ -9,7 +9,7 @@
 from memlens.ontology.agreement import cohen_kappa, fleiss_kappa, pairwise_agreement
 from memlens.ontology.labelers import Labeler, get_labeler
 from memlens.ontology.load import ALT_ONTOLOGY, DEFAULT_ONTOLOGY, load_ontology, parse_ontology
-from memlens.ontology.schema import UNLABELED, Ontology, Root, Symbol, Triggers
+from memlens.ontology.schema import UNLABELED, Ontology, Root, Symbol, Triggers, symbol_sequence
 
 __all__ = [
     "ALT_ONTOLOGY",
@@ -26,4 +26,5 @@ __all__ = [
     "load_ontology",
     "pairwise_agreement",
     "parse_ontology",
+    "symbol_sequence",
 ]

@@ -16,6 +16,17 @@ UNLABELED = "unlabeled"
 """The label of a step no symbol could be given to (empty step, garbage labeler output)."""
 
 
+def symbol_sequence(labels: list[str]) -> list[str]:
+    """The trajectory of one response: its step labels in order without ``unlabeled`` steps
+    (a step the labeler could not place carries no symbol). Used by the audit's drift rows, the
+    report's trajectory viewer and the mitigation rewards alike.
+
+    >>> symbol_sequence(["social.a", "unlabeled", "practical.b"])
+    ['social.a', 'practical.b']
+    """
+    return [label for label in labels if label != UNLABELED]
+
+
 def _non_empty(value: str, what: str) -> str:
     if not value or not value.strip():
         raise ValueError(f"{what} must not be empty")

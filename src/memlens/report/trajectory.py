@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from html import escape
 
-from memlens.audit.drift import UNLABELED
 from memlens.metrics.path import dtw_path
+from memlens.ontology.schema import UNLABELED
 
 MAX_PAIRS = 400
 """The viewer holds at most this many pairs (whole questions, in question order)."""
