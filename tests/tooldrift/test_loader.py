@@ -108,3 +108,12 @@ def test_run_cli_flag_errors(capsys, tmp_path):
     assert main(["tooldrift", "run", "--model", "fake", "--out", str(tmp_path),
                  "--setting", "2"]) == 2
     assert "--setting 2 needs --framework" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--limit", "0"], "--limit must be at least 1, got 0"),
+    (["--bootstrap", "0"], "--bootstrap must be at least 1"),
+])
+def test_run_cli_refuses_empty_limit_and_bootstrap(flags, message, capsys, tmp_path):
+    assert main(["tooldrift", "run", "--model", "fake", "--out", str(tmp_path), *flags]) == 2
+    assert message in capsys.readouterr().err

@@ -123,6 +123,7 @@ def _score(args: argparse.Namespace) -> int:
     from memlens.tooldrift.report import format_table
     from memlens.tooldrift.score import score_files
 
+    _check_bootstrap(args.bootstrap)
     summary = score_files(args.rubrics, args.calls, args.out, scenarios_dir=args.scenarios,
                           seed=args.seed, n_bootstrap=args.bootstrap)
     print(format_table(summary))
@@ -143,6 +144,9 @@ def _run(args: argparse.Namespace) -> int:
         raise MemlensError("--framework is only used with --setting 2")
     if args.k < 1:
         raise MemlensError(f"--k must be at least 1, got {args.k}")
+    if args.limit is not None and args.limit < 1:
+        raise MemlensError(f"--limit must be at least 1, got {args.limit}")
+    _check_bootstrap(args.bootstrap)
     dataset = load_dataset(args.data)
     model = get_model(args.model)
     config = RunConfig(k=args.k, setting=args.setting, framework=args.framework, seed=args.seed,
@@ -169,3 +173,11 @@ def _run(args: argparse.Namespace) -> int:
               f"delta {d['delta']}, unusable {d['unusable']}")
     print(f"wall time {summary['run']['wall_s']:.1f} s; wrote {args.out / 'tooldrift.json'}")
     return 0
+
+
+def _check_bootstrap(replicates: int) -> None:
+    """Confidence intervals need replicates: refuse 0 or fewer instead of silently omitting them."""
+    from memlens.errors import MemlensError
+
+    if replicates < 1:
+        raise MemlensError(f"--bootstrap must be at least 1 (10000 is the default), got {replicates}")
