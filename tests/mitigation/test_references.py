@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("datasets")
 
+from memlens.errors import MemlensError  # noqa: E402
 from memlens.mitigation.references import ReferenceConfig, build_references  # noqa: E402
 from memlens.models import FakeModel  # noqa: E402
 
@@ -100,3 +101,14 @@ def test_stimuli_without_persona_or_noise_are_refused_before_any_call(tmp_path):
         build_references(config, tmp_path / "out", progress=False,
                          models={"model": model, "judge": FakeModel(['{"best": 1}'])})
     assert model.calls == []
+
+
+def test_a_judge_must_be_named(tmp_path, capsys):
+    """No silent default judge: the API and the CLI both ask for one before any model call."""
+    from memlens.cli.main import main
+
+    with pytest.raises(MemlensError, match="a judge model is required"):
+        build_references(ReferenceConfig(model="fake", limit=1), tmp_path / "refs", progress=False)
+    with pytest.raises(SystemExit):
+        main(["mitigate", "references", "--model", "fake", "--out", str(tmp_path / "cli")])
+    assert "--judge" in capsys.readouterr().err

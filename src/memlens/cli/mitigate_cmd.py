@@ -28,7 +28,9 @@ def register(subparsers) -> None:
 def _common_generation(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions", help="questions file (default: the bundled benchmark)")
     parser.add_argument("--limit", type=int, default=None, help="use the first N questions")
-    parser.add_argument("--judge", default="fake", help="judge model string (default: fake)")
+    parser.add_argument("--judge", required=True,
+                        help="judge model string: a capable model (an API model); 'embedded' or "
+                             "'fake' only for smoke runs")
     parser.add_argument("--out", required=True, help="output directory (also the run store)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-tokens", type=int, default=1024)

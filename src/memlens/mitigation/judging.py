@@ -149,3 +149,18 @@ def verdict(score: JudgeScore) -> str:
     if score.helpfulness < 5 and (score.distracted == 1 or score.acknowledges == 0):
         return "rejected"
     return "neither"
+
+
+def require_judge(judge: str | None) -> str:
+    """The judge model string, or a clear error when none was named (there is no default:
+    a weak or scripted judge silently decides which data is kept).
+
+    >>> require_judge("openai:gpt-4.1-mini")
+    'openai:gpt-4.1-mini'
+    """
+    if not judge:
+        from memlens.errors import MemlensError
+
+        raise MemlensError("a judge model is required (--judge MODEL, e.g. "
+                           "'openai:gpt-4.1-mini'); 'embedded' works for smoke runs only")
+    return judge

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from memlens.errors import MemlensError
-from memlens.mitigation.judging import first_json_object
+from memlens.mitigation.judging import first_json_object, require_judge
 from memlens.ontology.schema import symbol_sequence
 
 PICK_PROMPT = """Below are {count} candidate answers to a question. Pick the one that best follows
@@ -37,7 +37,8 @@ class ReferenceConfig:
     """Settings of one reference build."""
 
     model: str = "embedded"
-    judge: str = "fake"
+    judge: str | None = None
+    """Judge model string; required (a capable model — SmolLM2 as judge rates everything alike)."""
     labeler: str = "embedded"
     candidates: int = 4
     questions: str | None = None
@@ -104,7 +105,7 @@ def build_references(config: ReferenceConfig, out: Path, *, progress: bool = Tru
     with RunStore(out) as store:
         store.write_manifest({"references": asdict(config)})
         policy: ChatModel = models.get("model") or get_model(config.model)
-        judge: ChatModel = models.get("judge") or get_model(config.judge)
+        judge: ChatModel = models.get("judge") or get_model(require_judge(config.judge))
         answers = run_requests(policy, candidate_requests(config, questions), store,
                                progress=progress, desc="candidates")
         texts = [[_text(answers[q * config.candidates + k]) for k in range(config.candidates)]

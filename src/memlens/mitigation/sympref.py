@@ -16,7 +16,13 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memlens.mitigation.judging import SCORE_SCHEMA, parse_score, score_messages, verdict
+from memlens.mitigation.judging import (
+    SCORE_SCHEMA,
+    parse_score,
+    require_judge,
+    score_messages,
+    verdict,
+)
 from memlens.mitigation.mixing import mix_general
 from memlens.mitigation.personas import Persona, load_personas, sample_personas
 from memlens.mitigation.rewrite import finish_rewrite, rewrite_messages
@@ -27,7 +33,8 @@ class SymPrefConfig:
     """Settings of one SymPreference build (paper defaults)."""
 
     model: str = "embedded"
-    judge: str = "fake"
+    judge: str | None = None
+    """Judge model string; required (a capable model — SmolLM2 as judge rates everything alike)."""
     rewriter: str | None = None
     """Rewriter model string; None = the judge."""
     personas: str | None = None
@@ -190,7 +197,7 @@ def build_sympref(config: SymPrefConfig, out: Path, *, progress: bool = True,
     with RunStore(out) as store:
         store.write_manifest({"sympref": asdict(config)})
         generator = models.get("model") or get_model(config.model)
-        judge = models.get("judge") or get_model(config.judge)
+        judge = models.get("judge") or get_model(require_judge(config.judge))
         rewriter = models.get("rewriter") or (get_model(config.rewriter) if config.rewriter
                                               else judge)
         plan = candidate_plan(config, questions, personas)
