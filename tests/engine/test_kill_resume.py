@@ -19,10 +19,17 @@ CHILD = str(Path(__file__).with_name("kill_child.py"))
 COUNT, LATENCY, CONCURRENCY = 300, 0.02, 8
 
 
+def _restore_sigint():
+    # A shell without job control starts background jobs with SIGINT ignored, and children
+    # inherit that (Python then keeps it ignored): give the child the default back.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(run_dir, log, mode):
     return subprocess.Popen([sys.executable, CHILD, str(run_dir), str(log), str(COUNT),
                              str(LATENCY), str(CONCURRENCY), mode],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_restore_sigint)
 
 
 def _lines(log):
