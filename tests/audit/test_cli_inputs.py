@@ -111,3 +111,16 @@ def test_real_process_exit_code(argv, tmp_path):
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("memlens: error: ") and done.stderr.count("\n") == 1
+
+
+def test_dry_run_needs_no_key_or_backend(tmp_path, capsys, monkeypatch):
+    """Planning a paper-size audit of an API or vLLM model works on a laptop: no key, no GPU."""
+    from memlens.cli.main import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for model in ("openai:gpt-4.1-mini", "vllm:Qwen/Qwen3-4B"):
+        assert main(["audit", "--preset", "paper", "--model", model, "--dry-run",
+                     "--out", str(tmp_path / "run")]) == 0
+        out = capsys.readouterr().out
+        assert f"audit of {model}" in out and "calls to make, 0 cached" in out
+    assert not (tmp_path / "run").exists()  # a plan writes nothing

@@ -85,17 +85,17 @@ def dry_run(config, run_dir: str) -> int:
 
     from memlens.audit import planned_requests
     from memlens.engine import plan_requests
-    from memlens.models import get_model
+    from memlens.models import model_id_for
 
     def plan_with_store(model_string: str, requests):
         """The plan against the run directory's cache, if there is one."""
         if not (Path(run_dir) / "memlens.sqlite").exists():
-            return plan_requests(get_model(model_string), requests, None)
+            return plan_requests(model_id_for(model_string), requests, None)
         from memlens.store import RunStore
 
         store = RunStore(run_dir)
         try:
-            return plan_requests(get_model(model_string), requests, store)
+            return plan_requests(model_id_for(model_string), requests, store)
         finally:
             store.close()
 

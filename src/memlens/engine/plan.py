@@ -63,16 +63,20 @@ class RunPlan:
         return text
 
 
-def plan_requests(model: ChatModel, requests: Sequence[ChatRequest],
+def plan_requests(model: ChatModel | str, requests: Sequence[ChatRequest],
                   store: RunStore | None = None) -> RunPlan:
     """Count the calls ``run_requests(model, requests, store)`` would make, without making any.
+
+    ``model`` may be a backend or just its ``model_id`` (see ``memlens.models.model_id_for``), so
+    a plan needs no API key, weights or GPU.
 
     >>> from memlens.models import FakeModel
     >>> ask = ChatRequest(({"role": "user", "content": "What is 2 + 2?"},))
     >>> plan_requests(FakeModel(), [ask, ask]).calls
     1
     """
-    keys = [request.cache_key(model.model_id) for request in requests]
+    model_id = model if isinstance(model, str) else model.model_id
+    keys = [request.cache_key(model_id) for request in requests]
     first: dict[str, ChatRequest] = {}
     for key, request in zip(keys, requests, strict=True):
         first.setdefault(key, request)
@@ -80,7 +84,7 @@ def plan_requests(model: ChatModel, requests: Sequence[ChatRequest],
     to_call = [request for key, request in first.items() if key not in hits]
     typical = None
     if store is not None and to_call:
-        usage = store.usage(model.model_id)
+        usage = store.usage(model_id)
         if usage["responses"]:
             typical = round(usage["completion_tokens"] / usage["responses"] * len(to_call))
     return RunPlan(

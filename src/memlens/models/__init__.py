@@ -15,7 +15,7 @@ from memlens.models.base import (
     ToolCall,
 )
 from memlens.models.fake import FakeModel
-from memlens.models.registry import get_model
+from memlens.models.registry import get_model, model_id_for
 from memlens.models.retry import RetryPolicy
 
 __all__ = [
@@ -29,4 +29,5 @@ __all__ = [
     "RetryPolicy",
     "ToolCall",
     "get_model",
+    "model_id_for",
 ]

@@ -47,6 +47,28 @@ def parse_model_string(model: str) -> tuple[str, str]:
     return backend, name
 
 
+def model_id_for(model: str) -> str:
+    """The ``model_id`` (cache identity) that ``get_model(model)`` would have, without building
+    the backend: no API key, weights or GPU needed (what ``--dry-run`` plans with).
+
+    >>> model_id_for("openai:qwen3-4b@http://127.0.0.1:8000/v1/")
+    'openai:qwen3-4b@http://127.0.0.1:8000/v1'
+    >>> model_id_for("vllm:Qwen/Qwen3-4B"), model_id_for("embedded")
+    ('vllm:Qwen/Qwen3-4B', 'embedded')
+    """
+    backend, name = parse_model_string(model)
+    if backend == "fake":
+        return model
+    if backend == "embedded":
+        return "embedded"
+    if backend in ("openai", "anthropic"):
+        from memlens.models.openai_compat import split_model_string
+
+        model_name, base_url = split_model_string(name)
+        return f"{backend}:{model_name}" + (f"@{base_url.rstrip('/')}" if base_url else "")
+    return f"{backend}:{name}"
+
+
 def get_model(model: str, **options) -> ChatModel:
     """Return the backend for ``model`` (see the package docstring for the syntax).
 
