@@ -54,11 +54,22 @@ def _register_questions(subparsers) -> None:
     filtering.add_argument("input", metavar="IN")
     filtering.add_argument("--out", required=True, metavar="OUT.jsonl")
     filtering.add_argument("--rater", metavar="MODEL", help="model string of the LLM rater")
-    filtering.add_argument("--text-field", metavar="F", help="column holding the question text")
-    filtering.add_argument("--source", metavar="NAME", help="provenance name (default: file stem)")
+    filtering.add_argument("--text-field", metavar="F", help="column holding the question text "
+                           "(with --source-preset: replaces the preset's text columns)")
+    filtering.add_argument("--source-preset", metavar="PRESET",
+                           help="read IN as one of the paper's sources (columns, composition, "
+                                "skipped rows, provenance); see `memlens questions sources`")
+    filtering.add_argument("--source", metavar="NAME",
+                           help="provenance name (default: the preset name, else the file stem)")
     filtering.add_argument("--split", metavar="S", help="split of a datasets folder")
     filtering.add_argument("--cache-dir", metavar="DIR", help="run directory caching rater calls")
     filtering.set_defaults(func=run_questions_filter)
+
+    sources = sub.add_parser("sources", help="list the source presets (App. G) with references",
+                             description="The named presets for --source-preset: the dataset "
+                             "each was written for, its license, the columns used and whether "
+                             "they were verified or are a best guess.")
+    sources.set_defaults(func=run_questions_sources)
 
     ortho = sub.add_parser(
         "orthogonality", help="rate (question, stimulus) pairs for relevance (App. B.2)",
@@ -136,8 +147,15 @@ def run_questions_filter(args: argparse.Namespace) -> int:
     from memlens.questions import load_candidates
     from memlens.questions.filtering import filter_candidates
 
-    candidates = load_candidates(args.input, text_field=args.text_field, source=args.source,
-                                 split=args.split)
+    if args.source_preset:
+        from memlens.questions.source_presets import load_preset_candidates
+
+        candidates = load_preset_candidates(args.input, args.source_preset,
+                                            text_field=args.text_field, source=args.source,
+                                            split=args.split)
+    else:
+        candidates = load_candidates(args.input, text_field=args.text_field, source=args.source,
+                                     split=args.split)
     model = None
     if args.rater:
         from memlens.models import get_model
@@ -153,6 +171,14 @@ def run_questions_filter(args: argparse.Namespace) -> int:
     _write_jsonl_file(Path(args.out), result.survivors)
     print(result.summary())
     print(f"wrote {len(result.survivors)} questions to {args.out}")
+    return 0
+
+
+def run_questions_sources(args: argparse.Namespace) -> int:
+    """Print every source preset with its reference, license and column evidence."""
+    from memlens.questions.source_presets import describe_presets
+
+    print(describe_presets())
     return 0
 
 

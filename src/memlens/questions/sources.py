@@ -32,10 +32,12 @@ class Candidate:
     extra: dict = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict:
-        """JSON-serialisable form (loadable by ``load_questions``)."""
-        return {"id": self.id, "text": self.text, "category": self.category,
+        """JSON-serialisable form (loadable by ``load_questions``); ``extra`` provenance (e.g. a
+        source preset's ``preset`` / ``dataset`` / ``dataset_url``) is added after the core keys."""
+        core = {"id": self.id, "text": self.text, "category": self.category,
                 "subcategory": "uncategorized", "source": self.source, "license": self.license,
                 "row_index": self.row_index}
+        return {**core, **{k: v for k, v in self.extra.items() if k not in core}}
 
 
 def load_candidates(
@@ -52,17 +54,7 @@ def load_candidates(
     """
     path = Path(path)
     source = source or path.stem
-    if path.is_dir():
-        rows, label = _hf_rows(path, split), str(path)
-    elif not path.exists():
-        raise MemlensError(f"{path}: candidate file not found")
-    elif path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        rows, label = _jsonl_rows(path), str(path)
-    elif path.suffix.lower() in (".csv", ".tsv"):
-        rows, label = _csv_rows(path), str(path)
-    else:
-        raise MemlensError(f"{path}: unsupported candidate file type {path.suffix!r} "
-                           "(use .jsonl, .csv or a local datasets folder)")
+    rows, label = read_rows(path, split)
     candidates = []
     column = None
     for index, (where, row) in enumerate(rows):
@@ -83,6 +75,22 @@ def load_candidates(
             category=category if isinstance(category, str) and category else "uncategorized",
         ))
     return candidates
+
+
+def read_rows(path: str | Path, split: str | None = None) -> tuple[list[tuple[str, dict]], str]:
+    """Raw rows of a candidate file as ``(where, row)`` pairs plus a label for messages:
+    ``.jsonl`` / ``.csv`` by extension, a folder as a local HF dataset (``split`` chooses)."""
+    path = Path(path)
+    if path.is_dir():
+        return _hf_rows(path, split), str(path)
+    if not path.exists():
+        raise MemlensError(f"{path}: candidate file not found")
+    if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
+        return _jsonl_rows(path), str(path)
+    if path.suffix.lower() in (".csv", ".tsv"):
+        return _csv_rows(path), str(path)
+    raise MemlensError(f"{path}: unsupported candidate file type {path.suffix!r} "
+                       "(use .jsonl, .csv or a local datasets folder)")
 
 
 def _pick_text_field(row: dict, text_field: str | None, label: str) -> str:
