@@ -167,3 +167,10 @@ def test_shipped_training_configs_match_the_defaults():
     zero3 = json.loads((folder / "deepspeed_zero3.json").read_text())
     assert zero3["zero_optimization"]["stage"] == 3
     assert "num_processes: 8" in (folder / "accelerate_8gpu_zero3.yaml").read_text()
+
+
+def test_config_file_that_is_not_utf8_is_a_clear_error(tmp_path):
+    config = tmp_path / "latin1.yaml"
+    config.write_bytes("learning_rate: 5e-6  # r\xe9glage\n".encode("latin-1"))
+    with pytest.raises(MemlensError, match=r"latin1.yaml:1: training config is not UTF-8"):
+        resolve_settings(GRPOSettings, config)

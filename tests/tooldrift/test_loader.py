@@ -117,3 +117,12 @@ def test_run_cli_flag_errors(capsys, tmp_path):
 def test_run_cli_refuses_empty_limit_and_bootstrap(flags, message, capsys, tmp_path):
     assert main(["tooldrift", "run", "--model", "fake", "--out", str(tmp_path), *flags]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_scenario_file_that_is_not_utf8_is_a_clear_error(tmp_path):
+    from memlens.tooldrift.loader import read_json_list
+
+    path = tmp_path / "speed_impatience.json"
+    path.write_bytes('[{"domain": "caf\xe9"}]'.encode("latin-1"))
+    with pytest.raises(MemlensError, match=r"speed_impatience.json:1: JSON file is not UTF-8"):
+        read_json_list(path)

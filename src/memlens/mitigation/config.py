@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memlens.errors import MemlensError
+from memlens.jsonl import read_text
 
 
 @dataclass
@@ -171,10 +172,9 @@ def resolve_settings(cls: type[TrainingSettings], config_file: str | Path | None
 def _read_yaml(path: Path) -> dict[str, Any]:
     import yaml
 
+    text = read_text(path, "training config")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise MemlensError(f"cannot read training config {path}: {error.strerror}") from None
+        data = yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise MemlensError(f"{path}: not valid YAML ({error})") from None
     if data is None:

@@ -40,8 +40,9 @@ def load_ontology(path: str | Path | None = None) -> Ontology:
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
-    except OSError as error:
-        raise MemlensError(f"cannot read ontology file {file}: {error.strerror or error}") from None
+    except (OSError, UnicodeDecodeError) as error:  # a missing file, a folder, non-UTF-8 bytes
+        reason = error.strerror if isinstance(error, OSError) else error
+        raise MemlensError(f"cannot read ontology file {file}: {reason or error}") from None
     return parse_ontology(text, str(file), yaml_syntax=file.suffix.lower() in (".yaml", ".yml"))
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memlens.errors import MemlensError
+from memlens.jsonl import read_text
 from memlens.tooldrift.schema import (
     Entry,
     Rubric,
@@ -44,10 +45,9 @@ def bundled_path() -> Path:
 
 def read_json_list(path: Path) -> list:
     """Parse ``path`` as a JSON list, with a clear error naming the file and line."""
+    text = read_text(path, "JSON file")
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise MemlensError(f"{path}: cannot read ({error.strerror})") from error
+        value = json.loads(text)
     except json.JSONDecodeError as error:
         raise MemlensError(f"{path}: line {error.lineno}: invalid JSON ({error.msg})") from error
     if not isinstance(value, list):
