@@ -216,3 +216,30 @@ def test_onnx_export_matches_sentence_transformers_and_scores_are_cosines(tmp_pa
                            normalize_embeddings=True)
     for hit, vector in zip(hits, vectors[1:], strict=True):
         assert hit["score"] == pytest.approx(float(vectors[0] @ vector), abs=1e-3)
+
+
+def test_mempalace_venv_sees_the_running_environment(tmp_path):
+    """--system-site-packages links only the base interpreter; the .pth written by setup adds
+    the running environment's site-packages (a virtualenv's too), after the venv's own."""
+    import subprocess
+
+    from memlens.tooldrift.mempalace_adapter import link_parent_environment, parent_site_paths
+
+    venv = tmp_path / "mp"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(venv)], check=True)
+    python = venv / "bin" / "python"
+    pth = link_parent_environment(python)
+    assert pth.parent.parent.parent == venv / "lib"
+    probe = ("import json, sys, numpy, sysconfig; "
+             "print(json.dumps([sys.path, numpy.__file__, sysconfig.get_paths()['purelib']]))")
+    paths, numpy_file, own = json.loads(subprocess.run(
+        [str(python), "-c", probe], check=True, capture_output=True, text=True).stdout)
+    parents = parent_site_paths()
+    assert parents and all(path in paths for path in parents)
+    assert paths.index(own) < min(paths.index(path) for path in parents)
+    import numpy
+
+    assert numpy_file == numpy.__file__  # the running environment's numpy, not another one
+    link_parent_environment(python)  # idempotent: rewritten, not appended
+    assert pth.read_text().count("addsitedir") == len(parents)

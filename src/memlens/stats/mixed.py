@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+SINGULAR_TOLERANCE = 1e-8
+"""Relative size under which the random-intercept variance counts as zero (a singular fit)."""
 FORMULA = "{metric} ~ C(category, Treatment('{reference}')) + (1 | question_id)"
 
 
@@ -31,7 +33,9 @@ def fit_mixed_model(
 
     Result keys: ``formula``, ``n_obs``, ``n_groups``, ``coefficients`` (name → ``estimate``,
     ``se``, ``ci`` [low, high], ``p_value``), ``group_variance``, ``residual_variance``,
-    ``converged``, ``warnings`` (list of str); or ``error`` when the fit failed.
+    ``converged``, ``singular`` (the random-intercept variance is on the boundary: at most
+    ``SINGULAR_TOLERANCE`` times the variance of ``values``, so statsmodels' 0 and its 1e-36
+    residue read alike), ``warnings`` (list of str); or ``error`` when the fit failed.
     """
     from statsmodels.regression.mixed_linear_model import MixedLM
 
@@ -53,6 +57,11 @@ def fit_mixed_model(
             return summary
     summary.update(_coefficients(result, names, confidence))
     summary["warnings"] = _messages(caught)
+    scale = float(np.var(np.asarray(values, float)))
+    summary["singular"] = bool(summary["group_variance"] <= SINGULAR_TOLERANCE * max(scale, 1e-300))
+    if summary["singular"]:
+        summary["warnings"].append("singular fit: the question random-intercept variance is "
+                                   "zero (on the boundary); read the fixed effects as OLS")
     return summary
 
 

@@ -1,12 +1,16 @@
 """MemPalace (``mempalace``) behind the Mem0-style client ``FrameworkMemory`` drives.
 
 MemPalace cannot live in memlens' environment (it would upgrade python-dateutil, pydantic and
-urllib3 and add chromadb / onnxruntime), so it gets its own venv, created with
-``--system-site-packages`` (torch etc. are reused) by ``memlens tooldrift setup mempalace``
-(:func:`setup`). memlens talks to one worker process per run (``mempalace_worker.py`` under the
+urllib3 and add chromadb / onnxruntime), so it gets its own venv, made by ``memlens tooldrift
+setup mempalace`` (:func:`setup`). That venv sees the packages of the environment memlens runs
+in (torch etc. are reused): ``--system-site-packages`` links only the *base* interpreter, so
+``setup`` also writes a ``.pth`` file listing the running environment's site-packages (a
+virtualenv's, conda's or the system's); the venv's own packages (mempalace and its pins) come
+first on ``sys.path``. memlens talks to one worker process per run (``mempalace_worker.py`` under the
 venv's python; JSON lines over stdin / stdout). Where the interpreter is:
 ``MEMLENS_MEMPALACE_PYTHON`` if set, else ``<venv>/bin/python`` with the venv at
-``MEMLENS_MEMPALACE_VENV`` or ``~/.cache/memlens/venvs/mempalace``.
+``MEMLENS_MEMPALACE_VENV``, else ``<running virtualenv>/memlens-mempalace`` inside a virtualenv
+(it goes away with it), else ``~/.cache/memlens/venvs/mempalace``.
 
 Storage: every memory's conversation goes into one plain-text transcript per entry and condition
 (``> user turn`` + the assistant's answer), mined with MemPalace's ``convo_miner`` in
@@ -39,10 +43,46 @@ MODEL_SUBDIR = Path(".cache", "chroma", "onnx_models", "all-MiniLM-L6-v2", "onnx
 SETUP_HINT = "run 'memlens tooldrift setup mempalace' (see docs/tooldrift.md, 'Setting 2')"
 
 
+PARENT_PTH = "memlens_parent_env.pth"
+"""The ``.pth`` file in MemPalace's venv that lists the running environment's site-packages."""
+
+
 def venv_dir() -> Path:
-    """Where ``setup`` puts MemPalace's venv (``MEMLENS_MEMPALACE_VENV`` or the user cache)."""
-    return Path(os.environ.get("MEMLENS_MEMPALACE_VENV")
-                or Path.home() / ".cache" / "memlens" / "venvs" / "mempalace").expanduser()
+    """Where ``setup`` puts MemPalace's venv: ``MEMLENS_MEMPALACE_VENV``, else inside the running
+    virtualenv (``<sys.prefix>/memlens-mempalace``), else the user cache."""
+    given = os.environ.get("MEMLENS_MEMPALACE_VENV")
+    if given:
+        return Path(given).expanduser()
+    if sys.prefix != sys.base_prefix:
+        return Path(sys.prefix) / "memlens-mempalace"
+    return Path.home() / ".cache" / "memlens" / "venvs" / "mempalace"
+
+
+def parent_site_paths() -> list[str]:
+    """The running environment's site-packages folders (and the user site, if enabled), which
+    MemPalace's venv must see; the base interpreter's are already linked by
+    ``--system-site-packages``."""
+    import site
+
+    paths = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        paths.append(site.getusersitepackages())
+    return [path for path in dict.fromkeys(paths) if os.path.isdir(path)]
+
+
+def link_parent_environment(python: Path) -> Path:
+    """Write (or rewrite) the venv's ``.pth`` file naming :func:`parent_site_paths`; returns it.
+
+    Rewritten on every ``setup``, so a venv made from another environment follows this one.
+    """
+    purelib = _check([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                     "locating the venv's site-packages").strip()
+    pth = Path(purelib) / PARENT_PTH
+    # ``addsitedir`` (not a bare path line) so the .pth files of those folders run too
+    # (editable installs, namespace packages); they are appended after the venv's own paths.
+    lines = [f"import site; site.addsitedir({path!r})\n" for path in parent_site_paths()]
+    pth.write_text("".join(lines), encoding="utf-8")
+    return pth
 
 
 def python_path() -> Path:
@@ -68,7 +108,8 @@ def _check(command: list[str], what: str, env: dict | None = None) -> str:
 
 
 def setup(venv: str | Path | None = None, *, force_export: bool = False, log=print) -> dict:
-    """Create the venv (``--system-site-packages``), install ``mempalace`` and ``onnx`` in it,
+    """Create the venv (``--system-site-packages`` plus :func:`link_parent_environment`, so it
+    sees this environment's packages), install ``mempalace`` and ``onnx`` in it,
     export the packaged MiniLM to ONNX into chromadb's cache layout under the venv and check
     that a worker starts. Idempotent: finished steps are skipped. Returns timings."""
     venv = Path(venv).expanduser() if venv else venv_dir()
@@ -77,13 +118,16 @@ def setup(venv: str | Path | None = None, *, force_export: bool = False, log=pri
     if not python.exists():
         log(f"creating venv {venv} (--system-site-packages)")
         _check([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], "venv")
+    link_parent_environment(python)
     timings["venv_s"] = time.monotonic() - started
     probe = ("import importlib.metadata as m, onnx; "
              f"raise SystemExit(m.version('mempalace') != '{MEMPALACE_VERSION}')")
     if subprocess.run([str(python), "-c", probe], capture_output=True).returncode != 0:
         log(f"installing mempalace=={MEMPALACE_VERSION} and onnx into {venv}")
+        lock = os.environ.get("MEMLENS_MEMPALACE_CONSTRAINTS")  # scripts/install.sh sets it
+        pinned = ["-c", lock] if lock else []
         _check([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-                f"mempalace=={MEMPALACE_VERSION}", "onnx"], "pip install mempalace")
+                *pinned, f"mempalace=={MEMPALACE_VERSION}", "onnx"], "pip install mempalace")
     timings["install_s"] = time.monotonic() - started - timings["venv_s"]
     target = venv / "memlens_home" / MODEL_SUBDIR
     mark = time.monotonic()
