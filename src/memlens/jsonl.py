@@ -1,7 +1,11 @@
 """Reading JSON-lines files with errors that name the file and line.
 
 The loaders of steps, labels, stimuli, questions, candidates, personas, preference pairs and
-tool-call rows share this part; each keeps its own field validation on the rows it gets:
+tool-call rows share this part; each keeps its own field validation on the rows it gets.
+Whole JSON / YAML documents (configs, ontologies, MemDrift files, JSON schemas) are read with
+``read_document`` / ``parse_json`` / ``parse_yaml``. Every path enforces the same limits:
+files up to ``MAX_FILE_BYTES``, nesting up to ``MAX_DEPTH`` levels, no NaN / Infinity, no
+integer beyond Python's digit limit, and YAML aliases may not expand past ``MAX_YAML_NODES``:
 
 >>> rows = list(iter_json_objects('{"id": "a"}\\n\\n{"id": "b"}\\n', "steps.jsonl"))
 >>> rows
@@ -14,8 +18,12 @@ tool-call rows share this part; each keeps its own field validation on the rows 
 from __future__ import annotations
 
 import json
+import math
+import re
+import sys
 from collections.abc import Hashable, Iterator
 from pathlib import Path
+from typing import Any
 
 from memlens.errors import MemlensError
 
@@ -23,11 +31,20 @@ _JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a num
                bool: "true/false", type(None): "null"}
 
 
-def read_text(path: str | Path, what: str) -> str:
+MAX_FILE_BYTES = 1 << 30
+"""Largest user file read into memory (1 GiB); larger files are refused, not read."""
+MAX_DEPTH = 64
+"""Deepest nesting of arrays / objects accepted in a JSON or YAML value."""
+MAX_YAML_NODES = 1_000_000
+"""Most YAML nodes a document may hold once its aliases are expanded ("billion laughs")."""
+
+
+def read_text(path: str | Path, what: str, max_bytes: int = MAX_FILE_BYTES) -> str:
     """The whole UTF-8 text of a user's file; ``what`` names the file in errors.
 
-    A missing file, an unreadable one (a folder, no permission) and bytes that are not UTF-8
-    raise ``MemlensError`` naming the path (and, for bad bytes, the line and offset).
+    A missing file, an unreadable one (a folder, no permission), one over ``max_bytes`` and
+    bytes that are not UTF-8 raise ``MemlensError`` naming the path (and, for bad bytes, the
+    line and offset).
 
     >>> read_text("no/such/steps.jsonl", "steps file")
     Traceback (most recent call last):
@@ -35,7 +52,11 @@ def read_text(path: str | Path, what: str) -> str:
     """
     path = Path(path)
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:  # read at most max_bytes + 1: also bounds /dev/zero
+            data = handle.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise MemlensError(f"{path}: {what} is larger than the {max_bytes:,}-byte limit")
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise MemlensError(f"{path}: {what} not found") from None
     except UnicodeDecodeError as error:
@@ -65,14 +86,175 @@ def iter_json_objects(text: str, label: str,
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise MemlensError(f"{label}:{number}: invalid JSON ({error.msg})") from None
+        row = parse_json(line, label, first_line=number)
         if not isinstance(row, dict):
             kind = _JSON_TYPES.get(type(row), type(row).__name__)
             raise MemlensError(f"{label}:{number}: expected {expected}, got {kind}")
         yield number, row
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is too large")
+    return value
+
+
+def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests lists / dicts more than ``limit`` levels (iterative walk)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) \
+            else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _line_of(text: str, pattern: str) -> int | None:
+    match = re.search(pattern, text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def parse_json(text: str, label: str, first_line: int = 1, problem: str = "invalid JSON") -> Any:
+    """Parse one JSON value under the limits; problems -> ``MemlensError`` as ``label:line: ...``.
+
+    ``first_line`` is the file line ``text`` starts on (for one line of a JSON-lines file);
+    ``problem`` is the phrase before the reason in errors.
+
+    >>> parse_json('{"a": [1, 2.5]}', "x.json")
+    {'a': [1, 2.5]}
+    >>> parse_json('[' * 100 + ']' * 100, "x.json")
+    Traceback (most recent call last):
+    memlens.errors.MemlensError: x.json:1: invalid JSON (nested deeper than 64 levels)
+    >>> parse_json('{"a": NaN}', "x.json", first_line=7)
+    Traceback (most recent call last):
+    memlens.errors.MemlensError: x.json:7: invalid JSON (NaN is not a JSON number)
+    """
+    def fail(line: int | None, reason: str) -> MemlensError:
+        return MemlensError(f"{label}:{first_line + (line or 1) - 1}: {problem} ({reason})")
+
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as error:
+        raise fail(error.lineno, error.msg) from None
+    except RecursionError:
+        raise fail(_line_of(text, r"[\[{]"), f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as error:  # NaN / Infinity / overflowing float / int-digits limit
+        limit = sys.get_int_max_str_digits()
+        if "integer string conversion" in str(error):
+            raise fail(_line_of(text, rf"\d{{{limit + 1},}}"),
+                       f"an integer has more than {limit} digits") from None
+        raise fail(_line_of(text, r"NaN|-?Infinity|\d[eE]\+?\d{3,}"), str(error)) from None
+    if _too_deep(value):
+        raise fail(_line_of(text, r"[\[{]"), f"nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def _check_yaml_nodes(node: Any, label: str, problem: str) -> None:
+    """Refuse a composed YAML graph deeper than ``MAX_DEPTH`` or, with aliases expanded, larger
+    than ``MAX_YAML_NODES`` nodes (an alias is a shared node, counted at every use)."""
+    import yaml
+
+    count = 0
+    stack = [(node, 1)]
+    while stack:
+        item, depth = stack.pop()
+        count += 1
+        if count > MAX_YAML_NODES:
+            raise MemlensError(f"{label}: {problem} (more than {MAX_YAML_NODES:,} values once "
+                               "aliases are expanded)")
+        if isinstance(item, yaml.ScalarNode):
+            continue
+        if depth > MAX_DEPTH:
+            raise MemlensError(f"{label}:{item.start_mark.line + 1}: {problem} (nested "
+                               f"deeper than {MAX_DEPTH} levels)")
+        children = item.value if isinstance(item, yaml.SequenceNode) else \
+            [part for pair in item.value for part in pair]
+        stack.extend((child, depth + 1) for child in children)
+
+
+def _check_yaml_values(value: Any, label: str, problem: str) -> None:
+    """Refuse NaN / infinite numbers and over-long integers in constructed YAML data."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((key, where) for key in item)
+            stack.extend((child, f"{where}.{key}".lstrip(".")) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
+        elif isinstance(item, float) and not math.isfinite(item):
+            at = f" of field '{where[:80]}'" if where else ""
+            raise MemlensError(f"{label}: {problem} (value {item}{at} is not a finite number)")
+
+
+def parse_yaml(text: str, label: str, problem: str = "invalid YAML") -> Any:
+    """Parse one YAML document safely (``yaml.SafeLoader``: no tags that run code) under the
+    limits; problems -> ``MemlensError`` naming ``label`` and, where known, the line.
+
+    >>> parse_yaml("a: [1, 2]", "c.yaml")
+    {'a': [1, 2]}
+    >>> parse_yaml("a: &x [1, 2]\\nb: [*x, *x]", "c.yaml")
+    {'a': [1, 2], 'b': [[1, 2], [1, 2]]}
+    >>> parse_yaml("a: .nan", "c.yaml")
+    Traceback (most recent call last):
+    memlens.errors.MemlensError: c.yaml: invalid YAML (value nan of field 'a' is not a finite number)
+    """
+    import yaml
+
+    loader = None
+    try:
+        loader = yaml.SafeLoader(text)  # its reader already refuses control characters
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_yaml_nodes(node, label, problem)
+        value = loader.construct_document(node)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{label}:{mark.line + 1}" if mark is not None else label
+        reason = " ".join(str(getattr(error, "problem", None) or error).split()[:30])
+        raise MemlensError(f"{where}: {problem} ({reason})") from None
+    except RecursionError:
+        raise MemlensError(f"{label}: {problem} (nested deeper than {MAX_DEPTH} levels)") \
+            from None
+    except ValueError as error:  # an integer over Python's digit limit
+        raise MemlensError(f"{label}: {problem} ({' '.join(str(error).split()[:12])})") \
+            from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    _check_yaml_values(value, label, problem)
+    return value
+
+
+def parse_document(text: str, label: str, yaml_syntax: bool, problem: str | None = None) -> Any:
+    """``parse_yaml`` or ``parse_json`` of a whole document (``problem``: see ``parse_json``)."""
+    if yaml_syntax:
+        return parse_yaml(text, label, problem or "invalid YAML")
+    return parse_json(text, label, problem=problem or "invalid JSON")
+
+
+def read_document(path: str | Path, what: str, max_bytes: int = MAX_FILE_BYTES,
+                  problem: str | None = None) -> Any:
+    """Read and parse a JSON or, for ``.yaml`` / ``.yml`` files, YAML document under the limits.
+
+    >>> read_document("no/such/config.yaml", "audit config")
+    Traceback (most recent call last):
+    memlens.errors.MemlensError: no/such/config.yaml: audit config not found
+    """
+    path = Path(path)
+    text = read_text(path, what, max_bytes)
+    return parse_document(text, str(path), path.suffix.lower() in (".yaml", ".yml"), problem)
 
 
 class UniqueIds:

@@ -109,6 +109,8 @@ def make_responder(seed: int):
                 labels.append({"step": int(number), "label": symbol})
             return json.dumps({"labels": labels})
         script = SCRIPT[cells[request["seed"]]]
+        if script is None:  # empty but real (cut by the token budget); empty + "stop" is retried
+            return {"content": "", "finish_reason": "length"}
         if script == "GARBAGE":
             return reply_for("AB").replace("fairness", "GARBAGE fairness")
         return reply_for(script)

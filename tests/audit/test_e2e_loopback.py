@@ -25,7 +25,8 @@ def audited(tmp_path_factory):
             "model": f"openai:scripted@{server.base_url}",
             "labeler": f"openai:labeler@{server.base_url}",
             "questions": str(questions), "stimuli": str(stimuli), "seed": 3,
-            "n_bootstrap": 500, "max_tokens": 64, "samples": 1})
+            "n_bootstrap": 500, "max_tokens": 64, "samples": 1,
+            "baselines": 1})  # the paper design: the script knows samples 0 and 1
         result = run_audit(config, directory / "run", progress=False)
         first_requests = len(server.requests)
         again = run_audit(config, directory / "run", progress=False)
@@ -35,8 +36,9 @@ def audited(tmp_path_factory):
         cli_code = main(["audit", "--model", config.model, "--labeler", config.labeler,
                          "--questions", questions, "--stimuli", stimuli, "--seed", "3",
                          "--bootstrap", "500", "--max-tokens", "64", "--no-progress",
+                         "--baselines", "1",
                          "--out", str(directory / "run")])
-        assert cli_code == 0
+        assert cli_code == 3  # finished, but the scripted HTTP 400 call failed again
     return directory / "run", result, again, first_requests, second_requests
 
 
@@ -80,7 +82,11 @@ def test_statistics_on_the_known_table(audited):
         assert cats["bereavement"]["elevation_pct"] == pytest.approx(
             100 * (sum(grief) / len(grief) - floor_mean) / floor_mean)
         assert cats["whitespace"]["n"] == 3  # q3's call failed
-    assert stats["validity"]["verdict"] in ("pass", "fail")
+    validity = stats["validity"]
+    assert validity["verdict"] in ("pass", "fail", "inconclusive")
+    # q3 whitespace failed its call, q4 filler was labelled garbage: 10 of 12 noise rows
+    assert validity["coverage"]["noise"] == {"planned": 12, "usable": 10}
+    assert validity["explanation"] and stats["design"]["baselines"] == 1
 
 
 def test_quality_counts_and_report(audited):

@@ -44,7 +44,8 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
                         latency_s=0.15) as server:
         config = {"model": f"openai:scripted@{server.base_url}",
                   "labeler": f"openai:labeler@{server.base_url}", "questions": questions,
-                  "stimuli": stimuli, "seed": 3, "n_bootstrap": 200, "concurrency": 2}
+                  "stimuli": stimuli, "seed": 3, "n_bootstrap": 200, "concurrency": 2,
+                  "baselines": 1}
         killed = tmp_path / "killed"
         process = start(config, killed)
         deadline = time.monotonic() + 60

@@ -56,7 +56,8 @@ def filtered(tmp_path_factory):
             "labeler": f"openai:labeler@{server.base_url}",
             "orthogonality_rater": f"openai:rater@{server.base_url}",
             "questions": questions, "stimuli": stimuli, "seed": 3,
-            "n_bootstrap": 200, "max_tokens": 64, "samples": 1})
+            "n_bootstrap": 200, "max_tokens": 64, "samples": 1,
+            "baselines": 1})
         result = run_audit(config, directory / "run", progress=False)
         rater_calls = sum(1 for r in server.requests if (r.body or {}).get("model") == "rater")
         first = len(server.requests)
@@ -66,7 +67,8 @@ def filtered(tmp_path_factory):
                      "--orthogonality-rater", config.orthogonality_rater,
                      "--orthogonality-threshold", "0.5", "--questions", questions,
                      "--stimuli", stimuli, "--seed", "3", "--bootstrap", "200",
-                     "--max-tokens", "64", "--no-progress", "--out", str(directory / "run")])
+                     "--max-tokens", "64", "--no-progress", "--baselines", "1",
+                     "--out", str(directory / "run")])
         again_calls = len(server.requests) - first
         assert code == 0
     return directory / "run", config, result, rater_calls, again_calls

@@ -56,12 +56,13 @@ def test_tools_and_json_schema(monkeypatch):
 
 def test_malformed_and_exhausted(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    with LoopbackServer(faults=["malformed", "500", "500", "500"]) as server:
+    # a garbled 200 is tried 1 + 2 times (its own budget), then recorded
+    with LoopbackServer(faults=["malformed"] * 3 + ["500", "500", "500"]) as server:
         model = get_model(f"anthropic:c@{server.base_url}", retry=FAST)
-        with pytest.raises(ModelCallError, match="malformed response"):
+        with pytest.raises(ModelCallError, match=r"^malformed reply: body is not JSON: .*\(3 tries\)$"):
             model.complete(MESSAGES, GenerationParams())
         with pytest.raises(ModelCallError) as failure:
             model.complete(MESSAGES, GenerationParams())
         model.close()
     assert failure.value.attempts == 3 and "HTTP 500" in failure.value.reason
-    assert len(server.requests) == 4
+    assert len(server.requests) == 6

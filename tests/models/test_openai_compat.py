@@ -100,7 +100,7 @@ def test_timeouts_are_retried_then_reported():
         assert model.complete(USER, GenerationParams()).text == "echo: how are you"
         model.close()
     with LoopbackServer(faults=["timeout"] * 3, hang_s=3) as server:
-        model = make(server, timeout_s=0.3, retry=RetryPolicy(max_attempts=2, base_delay_s=0.01))
+        model = make(server, timeout_s=0.3, retry=RetryPolicy(max_attempts=2, base_delay_s=0.05))
         with pytest.raises(ModelCallError) as failure:
             model.complete(USER, GenerationParams())
         model.close()
@@ -108,17 +108,32 @@ def test_timeouts_are_retried_then_reported():
 
 
 @pytest.mark.parametrize(("fault", "expected"), [
-    ("malformed", "malformed response: body is not JSON"),
-    ("no_choices", "malformed response: no choices"),
+    ("malformed", "malformed reply: body is not JSON"),
+    ("no_choices", "malformed reply: no choices"),
+    ("empty", "malformed reply: empty content (finish_reason stop)"),
 ])
-def test_malformed_bodies_fail_with_reason_without_retry(fault, expected):
-    with LoopbackServer(faults=[fault, "ok"]) as server:
+def test_garbled_or_empty_200_is_retried_then_recorded(fault, expected):
+    with LoopbackServer(faults=[fault, "ok"]) as server:  # one garbled reply, then a good one
+        model = make(server)
+        assert model.complete(USER, GenerationParams()).text == "echo: how are you"
+        model.close()
+    assert len(server.requests) == 2
+    with LoopbackServer(faults=[fault] * 3 + ["ok"]) as server:  # 1 + 2 extra tries, then give up
         model = make(server)
         with pytest.raises(ModelCallError) as failure:
             model.complete(USER, GenerationParams())
         model.close()
     assert failure.value.reason.startswith(expected)
-    assert len(server.requests) == 1
+    assert failure.value.reason.endswith("(3 tries)") and failure.value.attempts == 3
+    assert len(server.requests) == 3
+
+
+def test_empty_reply_cut_by_length_is_a_reply():
+    with LoopbackServer(lambda body: {"content": "", "finish_reason": "length"}) as server:
+        model = make(server)
+        response = model.complete(USER, GenerationParams())
+        model.close()
+    assert (response.text, response.finish_reason, len(server.requests)) == ("", "length", 1)
 
 
 def test_tool_calls_and_json_schema_go_through_the_api():

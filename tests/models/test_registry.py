@@ -10,7 +10,7 @@ from memlens.models.registry import parse_model_string
 @pytest.mark.parametrize(("string", "model_id"), [
     ("fake", "fake"),
     ("openai:qwen3-4b@http://127.0.0.1:8000/v1/", "openai:qwen3-4b@http://127.0.0.1:8000/v1"),
-    ("anthropic:claude-x@http://localhost:9000/v1", "anthropic:claude-x@http://localhost:9000"),
+    ("anthropic:claude-x@http://localhost:9000/v1", "anthropic:claude-x@http://127.0.0.1:9000"),
 ])
 def test_backends_follow_the_protocol(string, model_id, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -99,7 +99,7 @@ def test_malformed_ontology_names_file_and_field(tmp_path, mutate, expected):
 
 
 def test_broken_json_yaml_and_missing_file(tmp_path):
-    with pytest.raises(MemlensError, match=r"invalid JSON at line 2"):
+    with pytest.raises(MemlensError, match=r":2: invalid JSON"):
         load_ontology(_write(tmp_path, '{"name": "x",\n "roots": [}'))
     with pytest.raises(MemlensError, match=r"invalid YAML"):
         load_ontology(_write(tmp_path, "roots: [\n  - a: b\n bad", name="x.yaml"))

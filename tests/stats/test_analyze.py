@@ -78,7 +78,7 @@ def test_a_noise_category_with_a_real_effect_fails_specificity(simulate, tiered_
     assert result["validity"]["verdict"] == "fail"
     failed = [c for c in result["validity"]["checks"] if c["status"] == "fail"]
     assert {c["name"] for c in failed} == {"specificity"}
-    assert all(c["elevated"] == ["filler"] for c in failed)
+    assert all("filler" in c["elevated"] for c in failed)  # and the pooled class it lifts
 
 
 def test_same_seed_same_result_and_seed_changes_intervals(simulate, tiered_effects):

@@ -3,10 +3,12 @@
 import pytest
 from scipy import stats
 
-from memlens.stats.validity import convergence, validity_verdict
+from memlens.stats.power import paired_mde
+from memlens.stats.validity import apply_coverage, convergence, validity_verdict
 
 
-def results(noise_p=0.4, noise_elevation=3.0, life_p=1e-6, life_elevation=60.0):
+def results(noise_p=0.4, noise_elevation=3.0, life_p=1e-6, life_elevation=60.0,
+            noise_ci=(-5.0, 10.0), diff_sd=0.05, n_paired=40):
     categories = {
         "no_perturbation": {"condition_class": "control", "mean": 0.30,
                             "elevation_pct": 0.0, "elevation_p": None},
@@ -17,9 +19,16 @@ def results(noise_p=0.4, noise_elevation=3.0, life_p=1e-6, life_elevation=60.0):
         "bereavement": {"condition_class": "life_event", "mean": 0.48,
                         "elevation_pct": life_elevation, "elevation_p": life_p},
     }
-    classes = {"noise": {"elevation_pct": noise_elevation, "elevation_p": noise_p},
-               "life_event": {"elevation_pct": life_elevation, "elevation_p": life_p}}
-    return {"categories": categories, "classes": classes}
+    classes = {"noise": {"elevation_pct": noise_elevation, "elevation_p": noise_p,
+                         "elevation_ci": list(noise_ci), "diff_sd": diff_sd, "n_paired": n_paired},
+               "life_event": {"elevation_pct": life_elevation, "elevation_p": life_p,
+                              "elevation_ci": [40.0, 80.0], "diff_sd": diff_sd,
+                              "n_paired": n_paired}}
+    return {"floor": {"mean": 0.30}, "categories": categories, "classes": classes}
+
+
+def statuses(verdict):
+    return {c["name"]: c["status"] for c in verdict["checks"]}
 
 
 def test_convergence_matches_scipy():
@@ -39,6 +48,16 @@ def test_all_checks_pass():
     verdict = validity_verdict({"dtw": results()}, {"omitted": "needs both"})
     assert verdict["verdict"] == "pass" and verdict["persona_interpretable"]
     assert [c["status"] for c in verdict["checks"]] == ["pass", "pass", "skipped"]
+    assert verdict["explanation"].startswith("The instrument behaved")
+
+
+def test_power_figures_are_the_paired_t_mde():
+    verdict = validity_verdict({"dtw": results()}, {"omitted": "x"})
+    power = verdict["power"]["dtw"]
+    # MDE of a paired t at alpha 0.001, n = 40, sd 0.05, as % of the floor mean 0.30
+    assert power["mde_pct"] == pytest.approx(100 * paired_mde(0.05, 40, 0.001) / 0.30)
+    assert power["powered"] is (power["mde_pct"] <= 23.0)
+    assert power["questions_for_paper_effect"] <= 40
 
 
 @pytest.mark.parametrize(("kwargs", "failing"), [
@@ -50,11 +69,42 @@ def test_each_failing_check_fails_the_verdict(kwargs, failing):
     verdict = validity_verdict({"dtw": results(**kwargs)}, {"omitted": "x"})
     assert verdict["verdict"] == "fail" and not verdict["persona_interpretable"]
     assert [c["name"] for c in verdict["checks"] if c["status"] == "fail"] == [failing]
+    assert "failed" in verdict["explanation"]
 
 
-def test_noise_significantly_below_the_floor_is_not_elevated():
-    verdict = validity_verdict({"dtw": results(noise_p=0.01, noise_elevation=-8.0)}, {"omitted": "x"})
-    assert verdict["verdict"] == "pass"
+def test_underpowered_sensitivity_is_inconclusive_with_the_questions_it_needs():
+    verdict = validity_verdict({"dtw": results(life_p=0.2, life_elevation=10.0, diff_sd=0.2,
+                                               n_paired=16)}, {"omitted": "x"})
+    assert verdict["verdict"] == "inconclusive"
+    assert statuses(verdict)["sensitivity"] == "inconclusive"
+    power = verdict["power"]["dtw"]
+    assert power["mde_pct"] > 23.0 and not power["powered"]
+    need = power["questions_for_paper_effect"]
+    assert need > 16 and f"--n-questions {need}" in verdict["explanation"]
+    assert "could not see a paper-sized effect" in verdict["explanation"]
+
+
+def test_noise_significantly_below_the_floor_is_floor_unstable_not_a_pass():
+    verdict = validity_verdict({"dtw": results(noise_p=0.01, noise_elevation=-19.5,
+                                               noise_ci=(-30.0, -5.0))}, {"omitted": "x"})
+    assert statuses(verdict)["specificity"] == "floor_unstable"
+    assert verdict["verdict"] == "inconclusive" and not verdict["persona_interpretable"]
+    assert "--baselines" in verdict["explanation"]
+
+
+def test_wide_noise_interval_is_inconclusive():
+    """The first version passed specificity with an elevation CI of [-12 %, +57 %]."""
+    verdict = validity_verdict({"dtw": results(noise_ci=(-12.0, 57.0))}, {"omitted": "x"})
+    assert statuses(verdict)["specificity"] == "inconclusive"
+    assert verdict["verdict"] == "inconclusive"
+
+
+def test_convergence_counts_only_when_sensitivity_passes():
+    strong = {"metrics": ["dtw", "sri"], "n_categories": 14, "spearman": 0.95,
+              "spearman_p": 1e-6, "pearson": 0.9, "pearson_p": 1e-5}
+    verdict = validity_verdict({"dtw": results(life_p=0.3, life_elevation=2.0)}, strong)
+    assert statuses(verdict)["convergence"] == "skipped"
+    assert validity_verdict({"dtw": results()}, strong)["verdict"] == "pass"
 
 
 def test_weak_convergence_fails():
@@ -63,3 +113,14 @@ def test_weak_convergence_fails():
     verdict = validity_verdict({"dtw": results()}, weak)
     assert verdict["verdict"] == "fail"
     assert verdict["checks"][-1]["status"] == "fail"
+
+
+def test_coverage_below_threshold_withholds_the_verdict():
+    verdict = validity_verdict({"dtw": results()}, {"omitted": "x"})
+    kept = apply_coverage(verdict, {"noise": {"planned": 10, "usable": 9},
+                                    "life_event": {"planned": 10, "usable": 8}})
+    assert kept["verdict"] == "pass"
+    withheld = apply_coverage(verdict, {"noise": {"planned": 10, "usable": 9},
+                                        "life_event": {"planned": 10, "usable": 7}})
+    assert withheld["verdict"] == "not_stated" and withheld["verdict_if_stated"] == "pass"
+    assert "life_event 7/10" in withheld["explanation"]

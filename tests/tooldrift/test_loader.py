@@ -81,7 +81,7 @@ def test_rubric_errors(layout):
 def test_malformed_json_names_line(layout):
     path = layout / "scenarios" / "minimalism_conciseness.json"
     path.write_text('[\n{"bias_dimension": \n')
-    with pytest.raises(MemlensError, match="minimalism_conciseness.json: line 3: invalid JSON"):
+    with pytest.raises(MemlensError, match="minimalism_conciseness.json:3: invalid JSON"):
         load_dataset(layout)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,28 +45,44 @@ class AuditConfig(BaseModel):
     """Optional system prompt for every generation call."""
     reasoning_instruction: bool = True
     """Append the tagged-steps instruction (``memlens.steps.REASONING_INSTRUCTION``)."""
-    samples: int = Field(default=1, ge=1)
-    """Responses per (question, condition); the no-memory condition gets one more."""
-    temperature: float = Field(default=0.7, ge=0.0)
+    samples: int = Field(default=1, ge=1, le=1000)
+    """Responses per (question, perturbed condition)."""
+    baselines: int = Field(default=5, ge=1, le=50)
+    """K no-memory samples per question, all baselines: the floor is the mean drift over their
+    pairs and every response's drift is its mean over the K baselines. K = 1 is the paper's
+    design (one baseline plus ``samples`` extra no-memory samples for the floor)."""
+    memory_header: str = Field(default="Memory about the user (saved from earlier conversations):",
+                               max_length=2000)
+    """``system`` mode: first line of the memory block (every condition, no-memory included)."""
+    history_prefix: str = Field(default="Please remember this about me: ", max_length=2000)
+    """``history`` mode: text before the memory in the earlier user turn (every condition)."""
+    acknowledgement: str = Field(default="Thanks for telling me. I'll keep that in mind.",
+                                 max_length=2000)
+    """``history`` mode: the fixed assistant turn after the earlier user turn."""
+    temperature: float = Field(default=0.7, ge=0.0, le=5.0, allow_inf_nan=False)
     """Sampling temperature of the audited model."""
-    top_p: float = Field(default=0.98, gt=0.0, le=1.0)
+    top_p: float = Field(default=0.98, gt=0.0, le=1.0, allow_inf_nan=False)
     """Nucleus sampling mass."""
-    top_k: int | None = Field(default=50, ge=1)
+    top_k: int | None = Field(default=50, ge=1, le=1_000_000)
     """Top-k cut-off where the backend supports it."""
-    max_tokens: int = Field(default=2048, ge=1)
+    max_tokens: int = Field(default=2048, ge=1, le=1_000_000)
     """Maximum new tokens per response."""
-    seed: int = Field(default=0, ge=0)
+    seed: int = Field(default=0, ge=0, le=2**63 - 1)
     """Master seed: question/stimulus subsets, per-sample seeds, bootstrap."""
-    n_bootstrap: int = Field(default=10_000, ge=100)
+    n_bootstrap: int = Field(default=10_000, ge=100, le=1_000_000)
     """Cluster-bootstrap replicates for the statistics."""
-    concurrency: int | None = Field(default=None, ge=1)
+    concurrency: int | None = Field(default=None, ge=1, le=4096)
     """Parallel model calls; None = the backend's own default."""
+    timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """API models: wall-time limit of one call attempt in seconds; None = backend default (120)."""
+    attempts: int | None = Field(default=None, ge=1)
+    """API models: attempts per call on transient failures; None = backend default (6)."""
     label_batch: int = Field(default=64, ge=1)
     """Responses per labeler call batch (each batch is stored before the next starts)."""
     orthogonality_rater: str | None = Field(default=None, min_length=1)
     """Model string of the orthogonality rater (SPEC §1.1, paper App. B.2): rates every
     (question, persona / life-event stimulus) pair for relevance; None = filter off."""
-    orthogonality_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    orthogonality_threshold: float = Field(default=0.5, ge=0.0, le=1.0, allow_inf_nan=False)
     """Pairs judged relevant with at least this confidence are excluded from the statistics."""
     preset: str | None = None
     """Name of the preset this config started from (recorded only)."""
@@ -153,19 +168,10 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise MemlensError(f"cannot read config file {path}: {error}") from None
-    try:
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
+    from memlens.jsonl import parse_document  # depth / size / NaN / big-int limits
 
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    except Exception as error:  # yaml/json raise many types; all mean "malformed file"
-        line = getattr(getattr(error, "problem_mark", None), "line", None)
-        line = getattr(error, "lineno", None) if line is None else line + 1
-        where = f"{path}:{line}" if line else str(path)
-        first = " ".join(str(error).split()[:30]) or type(error).__name__
-        raise MemlensError(f"{where}: malformed config file ({first})") from None
+    data = parse_document(text, str(path), path.suffix.lower() in (".yaml", ".yml"),
+                          problem="malformed config file")
     if data is None:
         return {}
     if not isinstance(data, dict):

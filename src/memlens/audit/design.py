@@ -1,16 +1,17 @@
 """The audit design: which questions meet which stimuli, how many samples, with which seeds.
 
 One *cell* is (question, stimulus, sample). Its id ``question_id|stimulus_id|sample`` keys every
-stage table, so each stage can tell what is already done.
+stage table, so each stage can tell what is already done; the parts are escaped
+(``memlens.rowkeys.join_key``), so ids containing ``|`` cannot collide.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from memlens.errors import MemlensError
+from memlens.rowkeys import derive_seed, join_key
 
 NO_PERTURBATION = "no_perturbation"
 
@@ -21,7 +22,7 @@ def cell_id(question_id: str, stimulus_id: str, sample: int) -> str:
     >>> cell_id("q1", "persona/age/young", 0)
     'q1|persona/age/young|0'
     """
-    return f"{question_id}|{stimulus_id}|{sample}"
+    return join_key(question_id, stimulus_id, sample)
 
 
 def sample_seed(seed: int, question_id: str, stimulus_id: str, sample: int) -> int:
@@ -34,8 +35,7 @@ def sample_seed(seed: int, question_id: str, stimulus_id: str, sample: int) -> i
     >>> sample_seed(0, "q1", "control/no_perturbation", 0) != sample_seed(0, "q1", "control/no_perturbation", 1)
     True
     """
-    digest = hashlib.sha256(f"{seed}|{question_id}|{stimulus_id}|{sample}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+    return derive_seed(seed, question_id, stimulus_id, sample)
 
 
 @dataclass(frozen=True)
@@ -68,18 +68,33 @@ def control_stimulus(stimuli: list) -> Any:
                        "the noise floor needs it")
 
 
-def design_cells(questions: list, stimuli: list, samples: int) -> list[Cell]:
-    """All cells: every question x every stimulus x ``samples``, plus one extra no-memory sample.
+def control_samples(samples: int, baselines: int) -> int:
+    """How many no-memory samples a question gets.
 
-    The no-memory condition gets ``samples + 1`` samples: sample 0 is the baseline every other
-    response is compared with; samples 1..n give the noise floor (``control`` drift rows).
-    Order: question by question, no-memory first, so an interrupted run has whole questions.
+    ``baselines`` = K ≥ 2: exactly K (every one is a baseline, the floor comes from their pairs).
+    K = 1 is the paper's design: one baseline plus ``samples`` extra no-memory samples whose drift
+    from it is the floor.
+
+    >>> control_samples(1, 1), control_samples(3, 1), control_samples(1, 5)
+    (2, 4, 5)
     """
+    return baselines if baselines >= 2 else samples + 1
+
+
+def design_cells(questions: list, stimuli: list, samples: int, baselines: int = 1) -> list[Cell]:
+    """All cells: every question x every stimulus x ``samples``, plus the no-memory samples.
+
+    The no-memory condition gets :func:`control_samples` samples; samples ``0..K-1`` are the
+    baselines every response is compared with (``memlens.audit.drift``). Order: question by
+    question, no-memory first, so an interrupted run has whole questions.
+    """
+    if baselines < 1:
+        raise MemlensError(f"baselines must be at least 1 (got {baselines})")
     control = control_stimulus(stimuli)
     others = [s for s in stimuli if s.id != control.id and s.stimulus_class != "control"]
     cells: list[Cell] = []
     for question in questions:
-        cells.extend(Cell(question, control, k) for k in range(samples + 1))
+        cells.extend(Cell(question, control, k) for k in range(control_samples(samples, baselines)))
         for stimulus in others:
             cells.extend(Cell(question, stimulus, k) for k in range(samples))
     return cells

@@ -1,15 +1,24 @@
-"""Drift stage: symbol sequences -> drift rows (stage table ``audit_drift``).
+"""Drift stage: symbol sequences -> drift rows (stage tables ``audit_drift_pairs``, ``audit_drift``).
 
-Per question the baseline is the first no-memory sample (sample 0 of ``control``). Every other
-response of the question is compared with it: the extra no-memory samples give the
-``control/no_perturbation`` rows (the noise floor), every perturbed sample its own row.
+**Baselines.** Per question the baselines are the no-memory samples ``0..K-1`` (``K`` =
+``AuditConfig.baselines``). Every response of the question is compared with every usable
+baseline other than itself, one *pair row* each (``audit_drift_pairs``, kept so nothing is
+lost); its *drift row* (``audit_drift``, what the statistics read) carries the mean of its pair
+metrics over those baselines and ``n_baselines``. So:
+
+* a perturbed response's drift is its mean drift from the K baselines;
+* a no-memory sample's drift (``control/no_perturbation`` rows, the **noise floor**) is its mean
+  drift from the other K − 1 baselines; the mean of a question's floor rows is the mean drift over
+  all pairs of its no-memory samples;
+* K = 1 is the paper's design: sample 0 is the one baseline, and the extra no-memory samples
+  ``1..n`` give the floor rows (drift from sample 0), exactly as before.
 
 What enters a sequence: the labelled steps in order, with ``unlabeled`` steps left out (a step
 the labeler could not place carries no symbol; both kinds of loss are counted in the report).
 A response whose sequence is empty — failed call, no steps, or only unlabeled steps — is
 *excluded* from drift and counted, rather than scored as the empty sequence (which would score
 1 and confuse "the model ignored the format" with "the memory changed the reasoning"). A
-question whose baseline is unusable contributes no rows; it is counted too.
+question without a usable baseline contributes no rows; it is counted too.
 """
 
 from __future__ import annotations
@@ -17,15 +26,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memlens.ontology.schema import symbol_sequence
+from memlens.rowkeys import join_key
 
 DRIFT_TABLE = "audit_drift"
-DRIFT_COLUMNS = ["question_id", "condition_class", "category", "stimulus_id", "sample",
-                 "dtw", "sri", "d_seq", "d_dist", "edit_distance"]
+PAIRS_TABLE = "audit_drift_pairs"
+METRICS = ("dtw", "sri", "d_seq", "d_dist", "edit_distance")
+META = ("question_id", "condition_class", "category", "stimulus_id", "sample")
+DRIFT_COLUMNS = [*META[:-1], "sample", *METRICS, "n_baselines"]
 
 
 @dataclass
 class DriftPairs:
-    """Baseline / compared pairs ready for scoring, plus what was left out and why."""
+    """(response, baseline) pairs ready for scoring, plus what was left out and why."""
 
     rows: list[dict] = field(default_factory=list)
     baselines: list[list[str]] = field(default_factory=list)
@@ -34,8 +46,9 @@ class DriftPairs:
     questions_without_baseline: list[str] = field(default_factory=list)
 
 
-def drift_pairs(steps_rows: list[dict], label_rows: list[dict]) -> DriftPairs:
-    """Pair every response with its question's baseline (pure; see the module docstring).
+def drift_pairs(steps_rows: list[dict], label_rows: list[dict], baselines: int = 1) -> DriftPairs:
+    """Pair every response with each usable baseline of its question (pure; see the module
+    docstring). Pair ids are ``join_key(response_id, baseline_id)``.
 
     >>> steps = [{"id": "q|c|0", "question_id": "q", "stimulus_id": "c", "sample": 0,
     ...           "condition_class": "control", "category": "no_perturbation", "status": "ok"},
@@ -43,40 +56,47 @@ def drift_pairs(steps_rows: list[dict], label_rows: list[dict]) -> DriftPairs:
     ...           "condition_class": "persona", "category": "age", "status": "ok"}]
     >>> labels = [{"id": "q|c|0", "labels": ["a", "b"]}, {"id": "q|p|0", "labels": ["b"]}]
     >>> pairs = drift_pairs(steps, labels)
-    >>> pairs.baselines, pairs.compared, pairs.rows[0]["stimulus_id"]
-    ([['a', 'b']], [['b']], 'p')
+    >>> pairs.baselines, pairs.compared, pairs.rows[0]["response_id"]
+    ([['a', 'b']], [['b']], 'q|p|0')
     """
+    if baselines < 1:
+        raise ValueError("baselines must be at least 1")
     sequences = {row["id"]: symbol_sequence(row["labels"]) for row in label_rows}
     by_question: dict[str, list[dict]] = {}
     for row in steps_rows:
         by_question.setdefault(row["question_id"], []).append(row)
     pairs = DriftPairs()
     for question_id in sorted(by_question):
-        rows = by_question[question_id]
-        base = next((r for r in rows if r["condition_class"] == "control" and r["sample"] == 0),
-                    None)
-        base_seq = sequences.get(base["id"]) if base and base["status"] == "ok" else None
-        if not base_seq:
+        rows = sorted(by_question[question_id], key=lambda r: (r["stimulus_id"], r["sample"]))
+
+        def usable(row: dict) -> list[str] | None:
+            return sequences.get(row["id"]) or None if row["status"] == "ok" else None
+
+        bases = [(row, usable(row)) for row in rows
+                 if row["condition_class"] == "control" and row["sample"] < baselines]
+        bases = [(row, seq) for row, seq in sorted(bases, key=lambda b: b[0]["sample"]) if seq]
+        if not bases:
             pairs.questions_without_baseline.append(question_id)
             pairs.excluded_responses += len(rows)
             continue
-        for row in sorted(rows, key=lambda r: (r["stimulus_id"], r["sample"])):
-            if row is base:
+        for row in rows:
+            seq = usable(row)
+            partners = [(base, base_seq) for base, base_seq in bases if base["id"] != row["id"]]
+            if not seq or not partners:
+                if not (baselines == 1 and row is bases[0][0]):  # the lone paper baseline
+                    pairs.excluded_responses += 1
                 continue
-            seq = sequences.get(row["id"]) if row["status"] == "ok" else None
-            if not seq:
-                pairs.excluded_responses += 1
-                continue
-            pairs.rows.append({key: row[key] for key in
-                               ("id", "question_id", "condition_class", "category",
-                                "stimulus_id", "sample")} | {"baseline_id": base["id"]})
-            pairs.baselines.append(base_seq)
-            pairs.compared.append(seq)
+            for base, base_seq in partners:
+                pairs.rows.append({key: row[key] for key in META}
+                                  | {"id": join_key(row["id"], base["id"]),
+                                     "response_id": row["id"], "baseline_id": base["id"]})
+                pairs.baselines.append(base_seq)
+                pairs.compared.append(seq)
     return pairs
 
 
 def score_pairs(pairs: DriftPairs, alpha: float = 0.5) -> list[dict]:
-    """Drift rows: each pair's metadata plus dtw, sri, d_seq, d_dist, edit_distance."""
+    """Pair rows: each pair's metadata plus dtw, sri, d_seq, d_dist, edit_distance."""
     if not pairs.rows:
         return []
     from memlens.metrics import drift_batch
@@ -84,39 +104,80 @@ def score_pairs(pairs: DriftPairs, alpha: float = 0.5) -> list[dict]:
     scores = drift_batch(pairs.baselines, pairs.compared, alpha=alpha)
     out = []
     for i, row in enumerate(pairs.rows):
-        metrics = {name: float(scores[name][i]) for name in
-                   ("dtw", "sri", "d_seq", "d_dist", "edit_distance")}
+        metrics = {name: float(scores[name][i]) for name in METRICS}
         out.append({**row, **metrics, "baseline_symbols": list(pairs.baselines[i]),
                     "compared_symbols": list(pairs.compared[i])})
     return out
 
 
-def run_drift(store) -> dict[str, int]:
-    """Score pairs whose drift row is missing (or whose inputs changed) and store them."""
+def aggregate_pairs(pair_rows: list[dict]) -> list[dict]:
+    """Drift rows: one per response, its metrics averaged over its baselines.
+
+    Each row keeps ``n_baselines``, ``baseline_ids`` and, for the trajectory viewer, the first
+    baseline's ``baseline_id`` and symbol sequences. Ordered by response id.
+
+    >>> rows = aggregate_pairs([
+    ...     {"response_id": "r", "baseline_id": "b0", "question_id": "q", "condition_class": "persona",
+    ...      "category": "age", "stimulus_id": "p", "sample": 0, "dtw": 0.5, "sri": 0.2, "d_seq": 0.5,
+    ...      "d_dist": 0.1, "edit_distance": 1.0, "baseline_symbols": ["a"], "compared_symbols": ["b"]},
+    ...     {"response_id": "r", "baseline_id": "b1", "question_id": "q", "condition_class": "persona",
+    ...      "category": "age", "stimulus_id": "p", "sample": 0, "dtw": 0.0, "sri": 0.0, "d_seq": 0.0,
+    ...      "d_dist": 0.0, "edit_distance": 0.0, "baseline_symbols": ["b"], "compared_symbols": ["b"]}])
+    >>> rows[0]["dtw"], rows[0]["n_baselines"], rows[0]["baseline_id"]
+    (0.25, 2, 'b0')
+    """
+    by_response: dict[str, list[dict]] = {}
+    for row in pair_rows:
+        by_response.setdefault(row["response_id"], []).append(row)
+    out = []
+    for response_id in sorted(by_response):
+        group = sorted(by_response[response_id], key=lambda r: r["baseline_id"])
+        first = group[0]
+        row = {key: first[key] for key in META} | {"id": response_id}
+        row |= {name: sum(float(r[name]) for r in group) / len(group) for name in METRICS}
+        row |= {"n_baselines": len(group), "baseline_ids": [r["baseline_id"] for r in group],
+                "baseline_id": first["baseline_id"],
+                "baseline_symbols": first["baseline_symbols"],
+                "compared_symbols": first["compared_symbols"]}
+        out.append(row)
+    return out
+
+
+def run_drift(store, baselines: int = 1) -> dict[str, int]:
+    """Score pairs whose pair row is missing (or whose inputs changed), store them, and rebuild
+    the drift rows of the responses they touch."""
     from memlens.audit.generate import STEPS_TABLE
     from memlens.audit.labels import LABELS_TABLE
 
-    pairs = drift_pairs(store.rows(STEPS_TABLE), store.rows(LABELS_TABLE))
-    stored = {row["id"]: row for row in store.rows(DRIFT_TABLE)}
-    keep = [i for i, row in enumerate(pairs.rows)
-            if not _still_valid(stored.get(row["id"]), row, pairs, i)]
-    todo = DriftPairs(rows=[pairs.rows[i] for i in keep],
-                      baselines=[pairs.baselines[i] for i in keep],
-                      compared=[pairs.compared[i] for i in keep])
-    rows = score_pairs(todo)
-    stale = set(stored) - {row["id"] for row in pairs.rows}
-    if stale:  # inputs no longer usable (e.g. a re-labelled baseline): rebuild the table
+    pairs = drift_pairs(store.rows(STEPS_TABLE), store.rows(LABELS_TABLE), baselines)
+    stored = {row["id"]: row for row in store.rows(PAIRS_TABLE)}
+    todo_index = [i for i, row in enumerate(pairs.rows)
+                  if not _still_valid(stored.get(row["id"]), pairs, i)]
+    todo = DriftPairs(rows=[pairs.rows[i] for i in todo_index],
+                      baselines=[pairs.baselines[i] for i in todo_index],
+                      compared=[pairs.compared[i] for i in todo_index])
+    scored = score_pairs(todo)
+    current = {row["id"] for row in pairs.rows}
+    stale_pairs = set(stored) - current
+    if stale_pairs:  # inputs no longer usable (e.g. a re-labelled baseline): rebuild both tables
+        store.delete_table(PAIRS_TABLE)
         store.delete_table(DRIFT_TABLE)
-        rows = score_pairs(pairs)
-    if rows:
+        scored = score_pairs(pairs)
+    if scored:
+        store.put_rows(PAIRS_TABLE, scored)
+        touched = {row["response_id"] for row in scored}
+        all_pairs = {**{k: v for k, v in stored.items() if k in current},
+                     **{row["id"]: row for row in scored}}
+        rows = aggregate_pairs([row for row in all_pairs.values()
+                                if row["response_id"] in touched])
         store.put_rows(DRIFT_TABLE, rows)
-    return {"pairs": len(pairs.rows), "scored": len(rows),
+    responses = len({row["response_id"] for row in pairs.rows})
+    return {"pairs": len(pairs.rows), "responses": responses, "scored": len(scored),
             "excluded_responses": pairs.excluded_responses,
             "questions_without_baseline": len(pairs.questions_without_baseline)}
 
 
-def _still_valid(stored: dict | None, row: dict, pairs: DriftPairs, i: int) -> bool:
-    """A stored drift row is reused only if it was scored from the same two sequences."""
-    return (stored is not None and stored.get("baseline_id") == row["baseline_id"]
-            and stored.get("baseline_symbols") == pairs.baselines[i]
+def _still_valid(stored: dict | None, pairs: DriftPairs, i: int) -> bool:
+    """A stored pair row is reused only if it was scored from the same two sequences."""
+    return (stored is not None and stored.get("baseline_symbols") == pairs.baselines[i]
             and stored.get("compared_symbols") == pairs.compared[i])

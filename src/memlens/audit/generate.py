@@ -24,10 +24,12 @@ def question_prompt(question_text: str, config: AuditConfig) -> str:
 def build_request(cell: Cell, config: AuditConfig):
     """The ``ChatRequest`` of one cell: injected memory, sampling params, derived seed."""
     from memlens.models import ChatRequest, GenerationParams
-    from memlens.stimuli import inject
+    from memlens.stimuli import MemoryTemplate, inject
 
+    template = MemoryTemplate(header=config.memory_header, history_prefix=config.history_prefix,
+                              acknowledgement=config.acknowledgement)
     messages = inject(question_prompt(cell.question.text, config), cell.stimulus,
-                      mode=config.mode, system_prompt=config.system_prompt)
+                      mode=config.mode, system_prompt=config.system_prompt, template=template)
     params = GenerationParams(
         temperature=config.temperature, top_p=config.top_p, top_k=config.top_k,
         max_tokens=config.max_tokens,
@@ -56,12 +58,14 @@ def steps_row(cell: Cell, result) -> dict:
     }
     if isinstance(result, ModelCallError):
         return {**row, "status": "failed_call", "reason": str(result.reason), "method": "none",
-                "steps": [], "text": "", "completion_tokens": 0}
+                "steps": [], "text_chars": 0, "completion_tokens": 0}
     split = split_steps(result.text or "")
     steps = [step.text for step in split.steps]
     return {
         **row, "status": "ok" if steps else "no_steps", "reason": "", "method": split.method,
-        "steps": steps, "text": result.text or "", "completion_tokens": result.completion_tokens,
+        # the full text stays in the request cache only (a 10 MB reply was stored 4 times)
+        "steps": steps, "text_chars": len(result.text or ""),
+        "completion_tokens": result.completion_tokens,
         "finish_reason": result.finish_reason,
     }
 

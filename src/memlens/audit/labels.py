@@ -3,11 +3,23 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 
 from memlens.audit.generate import STEPS_TABLE
 
 LABELS_TABLE = "audit_labels"
+
+
+def steps_digest(steps: list[str]) -> str:
+    """sha256 of a response's steps: a labels row records it instead of a copy of the steps."""
+    return hashlib.sha256(json.dumps(steps, ensure_ascii=False).encode()).hexdigest()
+
+
+def _labelled_digest(row: dict) -> str:
+    """The steps digest of a stored labels row (older rows stored the steps themselves)."""
+    return row.get("steps_sha256") or steps_digest(row.get("steps") or [])
 
 
 def pending_label_rows(store) -> list[dict]:
@@ -18,7 +30,7 @@ def pending_label_rows(store) -> list[dict]:
         if row.get("status") != "ok":
             continue
         done = labelled.get(row["id"])
-        if done is None or done.get("steps") != row["steps"]:
+        if done is None or _labelled_digest(done) != steps_digest(row["steps"]):
             pending.append(row)
     return pending
 
@@ -49,7 +61,8 @@ def run_labeling(store, make_labeler: Callable[[], object], *, batch: int = 64,
             symbols = list(symbols)
             if len(symbols) != len(row["steps"]):
                 symbols = [UNLABELED] * len(row["steps"])
-            rows.append({"id": row["id"], "steps": row["steps"], "labels": symbols})
+            rows.append({"id": row["id"], "steps_sha256": steps_digest(row["steps"]),
+                         "labels": symbols})
         store.put_rows(LABELS_TABLE, rows)
         bar.update(len(part))
     bar.close()

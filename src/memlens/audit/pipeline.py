@@ -29,8 +29,9 @@ from memlens.audit.quality import data_quality
 from memlens.errors import MemlensError
 
 STATS_TABLE = "audit_stats"
+STATS_VERSION = 2  # bump when the statistics change, so stored results are recomputed
 # Settings that change how fast, not what, an audit computes: they may differ on resume.
-RUNTIME_ONLY = {"concurrency", "label_batch", "preset"}
+RUNTIME_ONLY = {"concurrency", "label_batch", "preset", "timeout_s", "attempts"}
 # Settings of the orthogonality filter: they change which drift rows enter the statistics, not
 # what was generated, so a finished audit can be filtered (or re-filtered) on resume.
 ANALYSIS_ONLY = {"orthogonality_rater", "orthogonality_threshold"}
@@ -84,13 +85,61 @@ def select_inputs(config: AuditConfig) -> tuple[list, list, object]:
 def plan_cells(config: AuditConfig) -> tuple[list[Cell], dict]:
     """All cells of the audit and the manifest entry describing its inputs."""
     questions, stimuli, ontology = select_inputs(config)
-    cells = design_cells(questions, stimuli, config.samples)
-    inputs = {
-        "questions": len(questions), "stimuli": len(stimuli), "cells": len(cells),
+    cells = design_cells(questions, stimuli, config.samples, config.baselines)
+    inputs = _inputs_entry(questions, stimuli, ontology, len(cells))
+    return cells, {**inputs, "planned_drift_rows": planned_drift_rows(cells, config)}
+
+
+def _inputs_entry(questions, stimuli, ontology, cells: int) -> dict:
+    return {
+        "questions": len(questions), "stimuli": len(stimuli), "cells": cells,
         "questions_sha256": content_hash(questions), "stimuli_sha256": content_hash(stimuli),
         "ontology_sha256": ontology.content_hash(), "ontology_version": ontology.version,
     }
-    return cells, inputs
+
+
+def planned_request_groups(config: AuditConfig) -> tuple[list[tuple], dict]:
+    """``(request of sample 0, number of samples)`` per (question, condition), and the inputs entry.
+
+    The samples of one condition differ only in sample index and seed, so ``--dry-run`` can
+    count and estimate them arithmetically (``memlens.engine.plan_groups``) without building
+    every request: a million-cell design plans in the time of its (question, condition) pairs.
+    """
+    from memlens.audit.design import control_samples
+
+    questions, stimuli, ontology = select_inputs(config)
+    control = control_samples(config.samples, config.baselines)
+    firsts = [cell for cell in design_cells(questions, stimuli, 1, 1) if cell.sample == 0]
+    groups = [(build_request(cell, config),
+               control if cell.stimulus.stimulus_class == "control" else config.samples)
+              for cell in firsts]
+    inputs = _inputs_entry(questions, stimuli, ontology, sum(copies for _, copies in groups))
+    rows = {klass: count if klass == "control" else count * config.samples
+            for klass, count in planned_drift_rows(firsts, config).items()}
+    return groups, {**inputs, "planned_drift_rows": rows}
+
+
+def planned_drift_rows(cells: list[Cell], config: AuditConfig) -> dict[str, int]:
+    """Drift rows the design plans per condition class (what coverage is measured against):
+    every perturbed cell, and per question K floor rows (K = 1: the extra no-memory samples)."""
+    counts: dict[str, int] = {}
+    for cell in cells:
+        klass = cell.stimulus.stimulus_class
+        counts[klass] = counts.get(klass, 0) + (klass != "control")
+    questions = len({cell.question.id for cell in cells})
+    floor_rows = config.baselines if config.baselines >= 2 else config.samples
+    counts["control"] = questions * floor_rows
+    return counts
+
+
+def design_summary(config: AuditConfig) -> dict:
+    """What produced a drift table: baselines, samples and the design's name."""
+    paper = config.baselines == 1
+    return {"baselines": config.baselines, "samples": config.samples,
+            "design": ("paper: one no-memory baseline plus extra no-memory samples for the floor"
+                       if paper else f"{config.baselines} no-memory baselines per question; floor "
+                       "= mean drift over their pairs; each drift averaged over the baselines"),
+            "injection_mode": config.mode}
 
 
 def check_manifest(store, config: AuditConfig, inputs: dict, run_dir: str | Path) -> None:
@@ -98,7 +147,9 @@ def check_manifest(store, config: AuditConfig, inputs: dict, run_dir: str | Path
     previous = store.read_manifest().get("audit")
     if not previous:
         return
-    old, new = previous.get("config", {}), config.model_dump()
+    from memlens.models.public import public_config
+
+    old, new = public_config(previous.get("config", {})), public_config(config.model_dump())
     changed = sorted(k for k in set(old) | set(new)
                      if k not in RUNTIME_ONLY | ANALYSIS_ONLY and old.get(k) != new.get(k))
     for key in ("questions_sha256", "stimuli_sha256", "ontology_sha256"):
@@ -133,11 +184,14 @@ def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
     import platform
 
     from memlens import __version__
+    from memlens.models.public import public_config, public_model_string
 
     store.write_manifest({"audit": {
-        "config": config.model_dump(), "inputs": inputs, "memlens_version": __version__,
+        "config": public_config(config.model_dump()), "inputs": inputs,
+        "memlens_version": __version__,
         "python": platform.python_version(), "versions": package_versions(),
-        "model": config.model, "labeler": config.labeler,
+        "model": public_model_string(config.model),
+        "labeler": public_model_string(config.labeler),
         "seed": config.seed, "seeds": "sample seed = sha256(seed|question|stimulus|sample)[:31 bits]",
     }})
 
@@ -163,12 +217,14 @@ def run_stats(store, config: AuditConfig) -> tuple[dict | None, str | None]:
     message, never raised: every earlier stage's work stays stored and reported.
     """
     frame = drift_frame(store)
-    key = hashlib.sha256((frame.to_csv(index=False) + f"|{config.seed}|{config.n_bootstrap}")
+    key = hashlib.sha256((frame.to_csv(index=False) + f"|{config.seed}|{config.n_bootstrap}"
+                          + f"|{STATS_VERSION}|{config.baselines}")
                          .encode()).hexdigest()
     stored = next((row for row in store.rows(STATS_TABLE) if row["id"] == "stats"), None)
     if stored and stored.get("input_sha256") == key:
         return stored.get("stats"), stored.get("error")
     from memlens.stats import analyze
+    from memlens.stats.validity import apply_coverage
 
     stats, error = None, None
     try:
@@ -176,6 +232,15 @@ def run_stats(store, config: AuditConfig) -> tuple[dict | None, str | None]:
                         n_bootstrap=config.n_bootstrap)
     except MemlensError as problem:
         error = str(problem)
+    if stats is not None:
+        stats["design"] = design_summary(config)
+        planned = store.read_manifest().get("audit", {}).get("inputs", {}).get(
+            "planned_drift_rows")
+        if planned:
+            usable = frame["condition_class"].value_counts().to_dict() if len(frame) else {}
+            coverage = {klass: {"planned": int(count), "usable": int(usable.get(klass, 0))}
+                        for klass, count in planned.items()}
+            stats["validity"] = apply_coverage(stats["validity"], coverage)
     store.put_rows(STATS_TABLE, [{"id": "stats", "input_sha256": key, "stats": stats,
                                   "error": error}])
     return stats, error
@@ -212,6 +277,7 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
     from functools import cache
 
     from memlens.models import get_model
+    from memlens.models.registry import call_settings
     from memlens.ontology import get_labeler, load_ontology
     from memlens.store import RunStore
 
@@ -220,7 +286,8 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
     cells, inputs = plan_cells(config)
     make_model = cache(lambda: get_model(config.model))
     chunk = max(64, 8 * (config.concurrency or 16))
-    with RunStore(run_dir) as store:
+    # --timeout / --attempts reach every API model built below (audited, rater, LLM labeler)
+    with RunStore(run_dir) as store, call_settings(config.timeout_s, config.attempts):
         check_manifest(store, config, inputs, run_dir)
         write_manifest(store, config, inputs)
         make_labeler = cache(lambda: get_labeler(
@@ -240,7 +307,7 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
                                     progress=progress)
             for key, value in labelled.items():
                 result.labels[key] = result.labels.get(key, 0) + value
-            result.drift = run_drift(store)
+            result.drift = run_drift(store, config.baselines)
             if excluded:  # flag as we go: an interrupted run's report already leaves them out
                 flag_drift_rows(store, excluded)
         flag_drift_rows(store, excluded)  # also clears flags when the filter was turned off
@@ -272,5 +339,5 @@ def planned_rating_requests(config: AuditConfig) -> list:
         return []
     from memlens.audit.orthogonality import planned_rating_requests as rating_requests
 
-    cells, _ = plan_cells(config)
-    return rating_requests(cells)
+    questions, stimuli, _ = select_inputs(config)  # the pairs do not depend on the samples
+    return rating_requests(design_cells(questions, stimuli, 1, 1))

@@ -7,7 +7,9 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from memlens.cli import argtypes as at
 from memlens.errors import MemlensError
+from memlens.fileio import atomic_write_text
 
 EXAMPLE = "drift_table.csv"
 
@@ -22,9 +24,9 @@ def register(subparsers) -> None:
                         help="drift table (.csv or .parquet)")
     parser.add_argument("--example", action="store_true",
                         help="analyse the bundled simulated example table instead")
-    parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    parser.add_argument("--bootstrap", type=int, default=10_000, metavar="B",
+    parser.add_argument("--out", required=True, type=at.out_dir, metavar="DIR", help="output directory")
+    parser.add_argument("--seed", type=at.nonneg_int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--bootstrap", type=at.positive_int, default=10_000, metavar="B",
                         help="bootstrap replicates (default 10000)")
     parser.add_argument("--metrics", metavar="M1,M2",
                         help="comma-separated metric columns to analyse (default: all)")
@@ -48,10 +50,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "stats.json").write_text(json.dumps(stats, indent=2, allow_nan=False) + "\n",
-                                        encoding="utf-8")
     except OSError as error:
-        raise MemlensError(f"--out {out}: cannot write stats.json ({error.strerror})") from error
+        raise MemlensError(f"--out {out}: cannot create the directory ({error.strerror})") from None
+    atomic_write_text(out / "stats.json", json.dumps(stats, indent=2, allow_nan=False) + "\n")
     print(format_summary(stats), end="")
     print(f"\nwrote {out / 'stats.json'}")
     return 0

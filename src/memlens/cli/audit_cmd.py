@@ -6,6 +6,9 @@ import argparse
 import json
 import sys
 
+from memlens.cli import argtypes as at
+from memlens.cli.call_flags import add_call_flags, finished_status
+
 FLAG_FIELDS = {
     "model": "model", "labeler": "labeler", "questions": "questions", "stimuli": "stimuli",
     "ontology": "ontology", "mode": "mode", "samples": "samples", "max_tokens": "max_tokens",
@@ -13,6 +16,9 @@ FLAG_FIELDS = {
     "bootstrap": "n_bootstrap", "temperature": "temperature",
     "orthogonality_rater": "orthogonality_rater",
     "orthogonality_threshold": "orthogonality_threshold",
+    "call_timeout": "timeout_s", "call_attempts": "attempts", "baselines": "baselines",
+    "memory_header": "memory_header", "history_prefix": "history_prefix",
+    "acknowledgement": "acknowledgement",
 }
 
 
@@ -28,24 +34,34 @@ def register(subparsers) -> None:
     audit.add_argument("--stimuli", metavar="FILE", help="stimuli catalogue (default: bundled)")
     audit.add_argument("--ontology", metavar="FILE", help="ontology file (default: bundled)")
     audit.add_argument("--mode", choices=["prefix", "system", "history"])
-    audit.add_argument("--samples", type=int, metavar="N", help="responses per condition")
-    audit.add_argument("--n-questions", "--limit", dest="n_questions", type=int, metavar="N",
+    audit.add_argument("--samples", type=at.positive_int, metavar="N", help="responses per condition")
+    audit.add_argument("--baselines", type=at.int_range(1, 50), metavar="K",
+                       help="no-memory baselines per question (default 5; 1 = the paper's design: "
+                            "one baseline plus one extra no-memory sample for the floor)")
+    audit.add_argument("--memory-header", metavar="TEXT",
+                       help="system mode: first line of the memory block (every condition)")
+    audit.add_argument("--history-prefix", metavar="TEXT",
+                       help="history mode: text before the memory in the earlier user turn")
+    audit.add_argument("--acknowledgement", metavar="TEXT",
+                       help="history mode: the assistant's reply to the earlier turn")
+    audit.add_argument("--n-questions", "--limit", dest="n_questions", type=at.positive_int, metavar="N",
                        help="stratified question subset (--limit is an alias)")
-    audit.add_argument("--max-tokens", type=int, metavar="N")
-    audit.add_argument("--temperature", type=float, metavar="T")
-    audit.add_argument("--seed", type=int)
-    audit.add_argument("--bootstrap", type=int, metavar="B", help="bootstrap replicates")
-    audit.add_argument("--concurrency", type=int, metavar="N")
+    audit.add_argument("--max-tokens", type=at.max_tokens, metavar="N")
+    audit.add_argument("--temperature", type=at.temperature, metavar="T")
+    audit.add_argument("--seed", type=at.nonneg_int)
+    audit.add_argument("--bootstrap", type=at.positive_int, metavar="B", help="bootstrap replicates")
+    audit.add_argument("--concurrency", type=at.int_range(1, 4096), metavar="N")
     audit.add_argument("--preset", choices=["quick", "standard", "paper"])
     audit.add_argument("--orthogonality-rater", metavar="MODEL",
                        help="rate every (question, persona/life-event stimulus) pair for "
                             "relevance and leave relevant pairs out of the statistics")
-    audit.add_argument("--orthogonality-threshold", type=float, metavar="T",
+    audit.add_argument("--orthogonality-threshold", type=at.unit_interval, metavar="T",
                        help="confidence from which a relevant pair is excluded (default 0.5)")
     audit.add_argument("--config", metavar="FILE", help="YAML/JSON config; flags override it")
-    audit.add_argument("--out", required=True, metavar="RUN_DIR")
+    audit.add_argument("--out", required=True, type=at.out_dir, metavar="RUN_DIR")
     audit.add_argument("--dry-run", action="store_true", help="print the call and token plan")
     audit.add_argument("--no-progress", action="store_true")
+    add_call_flags(audit)
     audit.set_defaults(func=run_audit_command)
 
     report = subparsers.add_parser("report", help="rebuild an audit's report (no model call)")
@@ -54,7 +70,7 @@ def register(subparsers) -> None:
 
     compare = subparsers.add_parser("compare", help="compare audits side by side")
     compare.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
-    compare.add_argument("--out", default="runs/compare", metavar="DIR")
+    compare.add_argument("--out", default="runs/compare", type=at.out_dir, metavar="DIR")
     compare.set_defaults(func=run_compare_command)
 
 
@@ -75,7 +91,7 @@ def run_audit_command(args: argparse.Namespace) -> int:
         return dry_run(config, args.out)
     result = run_audit(config, args.out, progress=not args.no_progress)
     print(summary_text(result))
-    return 0
+    return finished_status(result.calls.get("failed", 0), result.calls.get("pending", 0))
 
 
 def dry_run(config, run_dir: str) -> int:
@@ -99,20 +115,29 @@ def dry_run(config, run_dir: str) -> int:
         finally:
             store.close()
 
-    requests, inputs = planned_requests(config)
-    plan = plan_with_store(config.model, requests)
-    print(f"audit of {config.model}: {inputs['questions']} questions x {inputs['stimuli']} "
+    from memlens.models.public import public_model_string
+
+    if (Path(run_dir) / "memlens.sqlite").exists():  # a resume: cache hits need every key
+        requests, inputs = planned_requests(config)
+        plan = plan_with_store(config.model, requests)
+    else:  # a fresh run: arithmetic over (question, condition) pairs, whatever the samples
+        from memlens.audit.pipeline import planned_request_groups
+        from memlens.engine import plan_groups
+
+        groups, inputs = planned_request_groups(config)
+        plan = plan_groups(model_id_for(config.model), groups)
+    print(f"audit of {public_model_string(config.model)}: {inputs['questions']} questions x {inputs['stimuli']} "
           f"stimuli, {config.samples} sample(s) (+1 no-memory) = {inputs['cells']} responses")
     print(plan)
     labels = "no model calls (embedded)" if config.labeler == "embedded" else \
-        f"up to {inputs['cells']} calls to {config.labeler}"
+        f"up to {inputs['cells']} calls to {public_model_string(config.labeler)}"
     print(f"labeling: {labels}")
     if config.orthogonality_rater:
         from memlens.audit.pipeline import planned_rating_requests
 
         ratings = planned_rating_requests(config)
         rating_plan = plan_with_store(config.orthogonality_rater, ratings)
-        print(f"orthogonality rater {config.orthogonality_rater}: {len(ratings)} (question, "
+        print(f"orthogonality rater {public_model_string(config.orthogonality_rater)}: {len(ratings)} (question, "
               f"persona/life-event stimulus) pairs, plus at most one repair call each for "
               f"invalid replies")
         print(rating_plan)

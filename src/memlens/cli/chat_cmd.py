@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from memlens.cli import argtypes as at
+from memlens.cli.call_flags import add_call_flags
 from memlens.errors import MemlensError
 
 API_BACKENDS = ("openai", "anthropic")
@@ -24,18 +26,15 @@ def register(subparsers) -> None:
                         help="model string: embedded, fake, openai:MODEL[@BASE_URL], "
                              "anthropic:MODEL, vllm:PATH_OR_ID, hf:PATH_OR_ID (default: embedded)")
     parser.add_argument("--system", help="system message")
-    parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--top-p", type=float, default=0.98)
-    parser.add_argument("--max-tokens", type=int, default=512)
-    parser.add_argument("--seed", type=int)
+    parser.add_argument("--temperature", type=at.temperature, default=0.7)
+    parser.add_argument("--top-p", type=at.top_p, default=0.98)
+    parser.add_argument("--max-tokens", type=at.max_tokens, default=512)
+    parser.add_argument("--seed", type=at.nonneg_int)
     parser.add_argument("--json-schema", type=Path, metavar="FILE",
                         help="JSON schema file constraining the reply")
     parser.add_argument("--api-key-env", metavar="NAME",
                         help="environment variable holding the API key (API backends)")
-    parser.add_argument("--timeout", type=float, default=60.0,
-                        help="seconds per request attempt (API backends; default 60)")
-    parser.add_argument("--attempts", type=int, default=3,
-                        help="attempts on transient failures (API backends; default 3)")
+    add_call_flags(parser, default_timeout=60.0, default_attempts=3)
     parser.add_argument("--usage", action="store_true",
                         help="print token counts and latency to stderr")
     parser.set_defaults(func=run_chat)
@@ -43,17 +42,20 @@ def register(subparsers) -> None:
 
 def load_schema(path: Path) -> dict:
     """Read a JSON schema file; MemlensError naming the file (and line) when unusable."""
-    from memlens.jsonl import read_text
+    from memlens.jsonl import parse_json, read_text
 
     try:
         text = read_text(path, "JSON schema file")
     except MemlensError as error:  # missing, unreadable or not UTF-8
         raise MemlensError(f"--json-schema: {error}") from None
     try:
-        schema = json.loads(text)
+        json.loads(text)  # only for the line and column of a syntax error
     except json.JSONDecodeError as error:
         raise MemlensError(f"--json-schema: {path} line {error.lineno} column {error.colno}: "
                            f"{error.msg}") from None
+    except (RecursionError, ValueError):
+        pass  # too deep / too long a number: parse_json names it
+    schema = parse_json(text, f"--json-schema: {path}")
     if not isinstance(schema, dict):
         raise MemlensError(f"--json-schema: {path} must hold a JSON object (a schema)")
     return schema
@@ -65,9 +67,9 @@ def _model_options(args: argparse.Namespace) -> dict:
         if args.api_key_env:
             raise MemlensError(f"--api-key-env applies only to {' / '.join(API_BACKENDS)} models")
         return {}
-    from memlens.models.retry import RetryPolicy
+    from memlens.models.registry import api_options
 
-    options = {"timeout_s": args.timeout, "retry": RetryPolicy(max_attempts=max(1, args.attempts))}
+    options = api_options(args.model, args.call_timeout, args.call_attempts)
     if args.api_key_env:
         options["api_key_env"] = args.api_key_env
     return options
@@ -94,9 +96,11 @@ def run_chat(args: argparse.Namespace) -> int:
         close = getattr(model, "close", None)
         if close:
             close()
-    print(response.text)
+    from memlens.textsafe import for_terminal
+
+    print(for_terminal(response.text))  # model output: no raw ESC / bidi controls
     for call in response.tool_calls:
-        print(f"tool_call: {call.name}({call.arguments_json})")
+        print(for_terminal(f"tool_call: {call.name}({call.arguments_json})"))
     if args.usage:
         print(f"[{model.model_id}] prompt_tokens={response.prompt_tokens} "
               f"completion_tokens={response.completion_tokens} finish={response.finish_reason} "

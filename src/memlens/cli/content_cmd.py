@@ -11,7 +11,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from memlens.cli import argtypes as at
+from memlens.cli.call_flags import add_call_flags
 from memlens.errors import MemlensError
+from memlens.textsafe import for_terminal
 
 
 def register(subparsers) -> None:
@@ -26,6 +29,9 @@ def register(subparsers) -> None:
     register_ontology = getattr(label_cmd, "register_ontology", None)
     if register_ontology is not None:
         register_ontology(ont_sub)
+    from memlens.cli import gold_cmd
+
+    gold_cmd.register_ontology(ont_sub)
 
 
 def _register_stimuli(subparsers) -> None:
@@ -52,7 +58,7 @@ def _register_questions(subparsers) -> None:
                                "folder), apply the App. A keyword rules and optionally an LLM "
                                "rater; write survivors with provenance as JSONL.")
     filtering.add_argument("input", metavar="IN")
-    filtering.add_argument("--out", required=True, metavar="OUT.jsonl")
+    filtering.add_argument("--out", required=True, type=at.out_file, metavar="OUT.jsonl")
     filtering.add_argument("--rater", metavar="MODEL", help="model string of the LLM rater")
     filtering.add_argument("--text-field", metavar="F", help="column holding the question text "
                            "(with --source-preset: replaces the preset's text columns)")
@@ -63,6 +69,7 @@ def _register_questions(subparsers) -> None:
                            help="provenance name (default: the preset name, else the file stem)")
     filtering.add_argument("--split", metavar="S", help="split of a datasets folder")
     filtering.add_argument("--cache-dir", metavar="DIR", help="run directory caching rater calls")
+    add_call_flags(filtering)
     filtering.set_defaults(func=run_questions_filter)
 
     sources = sub.add_parser("sources", help="list the source presets (App. G) with references",
@@ -80,23 +87,24 @@ def _register_questions(subparsers) -> None:
     ortho.add_argument("--rater", required=True, metavar="MODEL", help="model string of the rater")
     ortho.add_argument("--questions", metavar="F", help="questions file (default: bundled)")
     ortho.add_argument("--stimuli", metavar="F", help="stimuli catalogue (default: bundled)")
-    ortho.add_argument("--threshold", type=float, default=0.5, metavar="T",
+    ortho.add_argument("--threshold", type=at.unit_interval, default=0.5, metavar="T",
                        help="confidence from which a relevant pair is excluded (default 0.5)")
-    ortho.add_argument("--out", required=True, metavar="OUT.jsonl")
+    ortho.add_argument("--out", required=True, type=at.out_file, metavar="OUT.jsonl")
     ortho.add_argument("--cache-dir", metavar="DIR", help="run directory caching rater calls")
+    add_call_flags(ortho)
     ortho.set_defaults(func=run_questions_orthogonality)
 
     annotate = sub.add_parser("annotate", help="human-annotation round trip")
     steps = annotate.add_subparsers(dest="annotate_command", metavar="COMMAND")
     export = steps.add_parser("export", help="write a CSV for three annotators")
     export.add_argument("input", metavar="QUESTIONS.jsonl")
-    export.add_argument("--out", required=True, metavar="OUT.csv")
+    export.add_argument("--out", required=True, type=at.out_file, metavar="OUT.csv")
     export.set_defaults(func=run_annotate_export)
     imported = steps.add_parser("import", help="read ratings: strict / relaxed sets, Fleiss' kappa")
     imported.add_argument("csv", nargs="+", metavar="CSV",
                           help="the filled-in export, or one CSV per annotator (id, rating)")
-    imported.add_argument("--strict-out", metavar="JSONL", help="write the unanimous set")
-    imported.add_argument("--relaxed-out", metavar="JSONL", help="write the >= 2/3 set")
+    imported.add_argument("--strict-out", type=at.out_file, metavar="JSONL", help="write the unanimous set")
+    imported.add_argument("--relaxed-out", type=at.out_file, metavar="JSONL", help="write the >= 2/3 set")
     imported.set_defaults(func=run_annotate_import)
 
 
@@ -112,12 +120,12 @@ def run_stimuli_list(args: argparse.Namespace) -> int:
         return 0
     for s in stimuli:
         shown = s.text if s.text.strip() else repr(s.text)
-        print(f"{s.id:<40} {_clip(shown, 70)}")
+        print(for_terminal(f"{s.id:<40} {_clip(shown, 70)}"))
     print()
     for name in dict.fromkeys(s.stimulus_class for s in stimuli):
         members = [s for s in stimuli if s.stimulus_class == name]
         categories = len({s.category for s in members})
-        print(f"{name:<12} {categories:>3} categories {len(members):>4} stimuli")
+        print(for_terminal(f"{name:<12} {categories:>3} categories {len(members):>4} stimuli"))
     print(f"{'total':<12} {len({s.category for s in stimuli}):>3} categories {len(stimuli):>4} stimuli")
     return 0
 
@@ -133,10 +141,10 @@ def run_questions_list(args: argparse.Namespace) -> int:
     by_category = Counter(q.category for q in questions)
     by_subcategory = Counter((q.category, q.subcategory) for q in questions)
     for category, count in by_category.items():
-        print(f"{category:<34} {count:>5}")
+        print(for_terminal(f"{category:<34} {count:>5}"))
         for (cat, subcategory), sub_count in by_subcategory.items():
             if cat == category:
-                print(f"  {subcategory:<32} {sub_count:>5}")
+                print(for_terminal(f"  {subcategory:<32} {sub_count:>5}"))
     print(f"{'total':<34} {len(questions):>5}  ({len(by_category)} categories, "
           f"{len(by_subcategory)} subcategories)")
     return 0
@@ -247,7 +255,7 @@ def _clip(text: str, width: int) -> str:
 
 def _write_jsonl(handle, rows: list[dict]) -> None:
     for row in rows:
-        handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        handle.write(for_terminal(json.dumps(row, ensure_ascii=False)) + "\n")  # same JSON
 
 
 def _write_jsonl_file(path: Path, rows: list[dict]) -> None:

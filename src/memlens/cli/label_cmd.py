@@ -7,6 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
+from memlens.cli import argtypes as at
+from memlens.cli.call_flags import add_call_flags
 from memlens.errors import MemlensError
 
 
@@ -20,13 +22,16 @@ def register(subparsers) -> None:
                         help="'embedded' (MiniLM, offline) or a model string, e.g. "
                              "'openai:gpt-4.1-mini' (default: embedded)")
     parser.add_argument("--in", dest="input", required=True, metavar="STEPS.jsonl")
-    parser.add_argument("--out", required=True, metavar="LABELS.jsonl")
+    parser.add_argument("--out", required=True, type=at.out_file, metavar="LABELS.jsonl")
     parser.add_argument("--ontology", default=None, metavar="FILE",
                         help="ontology JSON/YAML file or bundled name (default: driftlens-v1)")
     parser.add_argument("--classifier", default=None, metavar="FILE",
-                        help="embedded labeler: a classifier saved by EmbeddedLabeler.save_classifier")
+                        help="embedded labeler: a classifier saved by EmbeddedLabeler."
+                             "save_classifier (.npz; old pickle files are refused, see "
+                             "'memlens ontology convert-classifier')")
     parser.add_argument("--run-dir", default=None, metavar="DIR",
                         help="LLM labeler: cache and resume the calls in this run directory")
+    add_call_flags(parser)
     parser.set_defaults(func=run_label)
 
 
@@ -93,41 +98,58 @@ def register_ontology(ont_sub) -> None:
     robust.add_argument("--ontology", default=None, metavar="FILE")
     robust.add_argument("--alt", default="driftlens-v1-alt", metavar="FILE",
                         help="reworded ontology with the same ids (default: driftlens-v1-alt)")
-    robust.add_argument("--seeds", type=int, nargs=2, default=(1, 2), metavar=("S1", "S2"))
+    robust.add_argument("--seeds", type=at.nonneg_int, nargs=2, default=(1, 2), metavar=("S1", "S2"))
+    add_call_flags(robust)
     robust.set_defaults(func=run_robustness)
 
     sample = ont_sub.add_parser("sample", help="random sample of labels for human audit (CSV)")
     sample.add_argument("file", metavar="LABELS.jsonl")
-    sample.add_argument("--n", type=int, default=100)
-    sample.add_argument("--seed", type=int, default=0)
-    sample.add_argument("--out", required=True, metavar="audit.csv")
+    sample.add_argument("--n", type=at.positive_int, default=100)
+    sample.add_argument("--seed", type=at.nonneg_int, default=0)
+    sample.add_argument("--out", required=True, type=at.out_file, metavar="audit.csv")
     sample.set_defaults(func=run_sample)
 
     refine = ont_sub.add_parser("refine", help="label -> agreement -> LLM revision loop")
     refine.add_argument("--labelers", nargs="+", required=True, metavar="SPEC")
     refine.add_argument("--steps", required=True, metavar="STEPS.jsonl")
     refine.add_argument("--reviser", required=True, metavar="MODEL")
-    refine.add_argument("--out", required=True, metavar="DIR")
+    refine.add_argument("--out", required=True, type=at.out_dir, metavar="DIR")
     refine.add_argument("--ontology", default=None, metavar="FILE")
-    refine.add_argument("--threshold", type=float, default=0.8)
-    refine.add_argument("--max-iter", type=int, default=5)
+    refine.add_argument("--threshold", type=at.unit_interval, default=0.8)
+    refine.add_argument("--max-iter", type=at.int_range(1, 1000), default=5)
+    add_call_flags(refine)
     refine.set_defaults(func=run_refine)
+
+    convert = ont_sub.add_parser(
+        "convert-classifier", help="rewrite an old pickled labeler classifier as safe .npz",
+        description="Old classifier files were pickles, and unpickling runs whatever code the "
+                    "file holds. This reads OLD with pickle (only with --trust-pickle) and writes "
+                    "NEW as plain arrays that --classifier loads without running code.")
+    convert.add_argument("old", metavar="OLD")
+    convert.add_argument("new", metavar="NEW.npz")
+    convert.add_argument("--trust-pickle", action="store_true",
+                         help="DANGEROUS for files you did not make: unpickling OLD can run any "
+                              "code in it; pass this only for a classifier you trained yourself")
+    convert.set_defaults(func=run_convert_classifier)
 
 
 def run_show(args: argparse.Namespace) -> int:
     """Print the ontology as a table or as JSON."""
     from memlens.ontology import load_ontology
+    from memlens.textsafe import for_terminal
 
     ontology = load_ontology(args.ontology)
     if args.format == "json":
-        print(json.dumps(ontology.model_dump(mode="json"), ensure_ascii=False, indent=2))
+        print(for_terminal(json.dumps(ontology.model_dump(mode="json"), ensure_ascii=False,
+                                      indent=2)))
         return 0
-    print(f"{ontology.name} v{ontology.version} — {len(ontology.roots)} roots, "
-          f"{len(ontology.symbols)} subcategories (sha256 {ontology.content_hash()[:12]})")
+    print(for_terminal(f"{ontology.name} v{ontology.version} — {len(ontology.roots)} roots, "
+                       f"{len(ontology.symbols)} subcategories "
+                       f"(sha256 {ontology.content_hash()[:12]})"))
     for root in ontology.roots:
-        print(f"\n{root.id}: {root.definition}")
+        print(for_terminal(f"\n{root.id}: {root.definition}"))
         for symbol in (s for s in ontology.symbols if s.root == root.id):
-            print(f"  {symbol.id:<38} {symbol.name}")
+            print(for_terminal(f"  {symbol.id:<38} {symbol.name}"))
     return 0
 
 
@@ -180,6 +202,15 @@ def run_sample(args: argparse.Namespace) -> int:
     rows = audit_sample(read_labels(args.file), args.n, seed=args.seed)
     write_audit_csv(args.out, rows)
     print(f"wrote {len(rows)} rows for audit to {args.out}")
+    return 0
+
+
+def run_convert_classifier(args: argparse.Namespace) -> int:
+    """Convert an old pickled classifier to the ``.npz`` format (needs ``--trust-pickle``)."""
+    from memlens.ontology.embedded_labeler import convert_pickle_classifier
+
+    path = convert_pickle_classifier(args.old, args.new, trust_pickle=args.trust_pickle)
+    print(f"wrote {path}: load it with --classifier {path}")
     return 0
 
 

@@ -47,11 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from memlens.cli.call_flags import call_settings_for
+
     try:
-        status = args.func(args)
+        with call_settings_for(args):
+            status = args.func(args)
     except MemlensError as error:
-        print(f"memlens: error: {error}", file=sys.stderr)
-        return 2
+        from memlens.textsafe import for_terminal
+
+        print(for_terminal(f"memlens: error: {error}"), file=sys.stderr)  # may quote file text
+        return getattr(error, "exit_status", 2)  # 2 = bad input; see docs/audit.md
     except KeyboardInterrupt:
         print("memlens: interrupted; everything finished so far is stored — re-run to resume.",
               file=sys.stderr)

@@ -11,6 +11,9 @@ import dataclasses
 import json
 from pathlib import Path
 
+from memlens.cli import argtypes as at
+from memlens.cli.call_flags import add_call_flags
+
 
 def register(subparsers) -> None:
     """Add ``memlens mitigate`` and its sub-commands."""
@@ -27,23 +30,25 @@ def register(subparsers) -> None:
 
 def _common_generation(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions", help="questions file (default: the bundled benchmark)")
-    parser.add_argument("--limit", type=int, default=None, help="use the first N questions")
+    parser.add_argument("--limit", type=at.positive_int, default=None, help="use the first N questions")
     parser.add_argument("--judge", required=True,
                         help="judge model string: a capable model (an API model); 'embedded' or "
                              "'fake' only for smoke runs")
-    parser.add_argument("--out", required=True, help="output directory (also the run store)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-tokens", type=int, default=1024)
+    parser.add_argument("--out", required=True, type=at.out_dir,
+                        help="output directory (also the run store)")
+    parser.add_argument("--seed", type=at.nonneg_int, default=0)
+    parser.add_argument("--max-tokens", type=at.max_tokens, default=1024)
     parser.add_argument("--no-progress", action="store_true")
 
 
 def _register_references(commands) -> None:
     parser = commands.add_parser("references", help="reference trajectories o*(x) for GRPO")
     parser.add_argument("--model", default="embedded", help="base policy to sample from")
-    parser.add_argument("--candidates", type=int, default=4)
+    parser.add_argument("--candidates", type=at.positive_int, default=4)
     parser.add_argument("--labeler", default="embedded", help="embedded | keyword | MODEL")
     parser.add_argument("--stimuli", help="stimuli file (default: bundled catalogue)")
     _common_generation(parser)
+    add_call_flags(parser)
     parser.set_defaults(func=_run_references)
 
 
@@ -52,13 +57,14 @@ def _register_sympref(commands) -> None:
     parser.add_argument("--model", default="embedded", help="candidate generator")
     parser.add_argument("--rewriter", default=None, help="rewriter model (default: --judge)")
     parser.add_argument("--personas", help="personas JSONL (default: bundled)")
-    parser.add_argument("--personas-per-question", type=int, default=3)
-    parser.add_argument("--samples", type=int, default=5, help="candidates per arm (×2 arms)")
-    parser.add_argument("--pairs-per-prompt", type=int, default=1,
+    parser.add_argument("--personas-per-question", type=at.positive_int, default=3)
+    parser.add_argument("--samples", type=at.positive_int, default=5, help="candidates per arm (×2 arms)")
+    parser.add_argument("--pairs-per-prompt", type=at.positive_int, default=1,
                         help="pairs kept per prompt (0 = every chosen × rejected)")
     parser.add_argument("--mix", help="general preference set (JSONL prompt/chosen/rejected)")
-    parser.add_argument("--mix-fraction", type=float, default=0.5)
+    parser.add_argument("--mix-fraction", type=at.unit_interval, default=0.5)
     _common_generation(parser)
+    add_call_flags(parser)
     parser.set_defaults(func=_run_sympref)
 
 
@@ -80,7 +86,7 @@ def _register_training(commands, kind: str) -> None:
                                  description=settings_class.__doc__)
     parser.add_argument("--model", required=True, help="local model directory")
     parser.add_argument("--data", required=True, help="dataset directory or .jsonl/.parquet")
-    parser.add_argument("--output", required=True, help="output directory")
+    parser.add_argument("--output", required=True, type=at.out_dir, help="output directory")
     parser.add_argument("--config", help="YAML file of settings")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="any other TRL config field (repeatable)")
@@ -98,12 +104,13 @@ def _register_eval(commands) -> None:
     parser.add_argument("--judge", default=None, help="judge model string (omit: no judge)")
     parser.add_argument("--lm-eval", dest="lm_eval", default="",
                         help="comma list of capability tasks: mmlu,gsm8k,ifeval")
-    parser.add_argument("--lm-eval-limit", type=int, default=None)
-    parser.add_argument("--limit", type=int, default=None, help="held-out rows to use")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-tokens", type=int, default=1024)
+    parser.add_argument("--lm-eval-limit", type=at.positive_int, default=None)
+    parser.add_argument("--limit", type=at.positive_int, default=None, help="held-out rows to use")
+    parser.add_argument("--out", required=True, type=at.out_dir)
+    parser.add_argument("--seed", type=at.nonneg_int, default=0)
+    parser.add_argument("--max-tokens", type=at.max_tokens, default=1024)
     parser.add_argument("--no-progress", action="store_true")
+    add_call_flags(parser)
     parser.set_defaults(func=_run_eval)
 
 

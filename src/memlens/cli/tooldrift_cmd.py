@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from memlens.cli import argtypes as at
+from memlens.cli.call_flags import add_call_flags, finished_status
+
 
 def register(subparsers) -> None:
     """Add ``tooldrift`` and its sub-commands."""
@@ -21,12 +24,13 @@ def register(subparsers) -> None:
 
 def _register_setup(commands) -> None:
     setup = commands.add_parser("setup", help="prepare a memory framework that needs its own venv",
-                                description="mempalace: create its venv (--system-site-packages), "
-                                            "pip-install mempalace there and export the packaged "
+                                description="mempalace: create its venv (it sees this "
+                                            "environment's packages), pip-install mempalace there and export the packaged "
                                             "MiniLM to ONNX for offline use. Idempotent.")
     setup.add_argument("framework", choices=("mempalace",))
     setup.add_argument("--venv", type=Path, default=None,
-                       help="venv folder (default: $MEMLENS_MEMPALACE_VENV or "
+                       help="venv folder (default: $MEMLENS_MEMPALACE_VENV, else "
+                            "<this virtualenv>/memlens-mempalace, else "
                             "~/.cache/memlens/venvs/mempalace)")
     setup.add_argument("--force-export", action="store_true", help="redo the ONNX export")
     setup.set_defaults(func=_setup)
@@ -49,11 +53,12 @@ def _register_build(commands) -> None:
     build.add_argument("--judge", required=True, help="model string of the judge LLM")
     build.add_argument("--dimension", required=True, help="bias dimension, e.g. speed_impatience")
     build.add_argument("--domains", required=True, help="comma-separated domains")
-    build.add_argument("--per-domain", type=int, default=1, help="scenarios per domain")
-    build.add_argument("--attempts", type=int, default=4, help="attempts per scenario (default 4)")
-    build.add_argument("--k", type=int, default=5, help="target samples per condition")
-    build.add_argument("--seed", type=int, default=0)
-    build.add_argument("--out", required=True, type=Path, help="output folder (MemDrift layout)")
+    build.add_argument("--per-domain", type=at.positive_int, default=1, help="scenarios per domain")
+    build.add_argument("--attempts", type=at.positive_int, default=4, help="attempts per scenario (default 4)")
+    build.add_argument("--k", type=at.positive_int, default=5, help="target samples per condition")
+    build.add_argument("--seed", type=at.nonneg_int, default=0)
+    build.add_argument("--out", required=True, type=at.out_dir_path, help="output folder (MemDrift layout)")
+    add_call_flags(build, attempts_flag="--call-attempts")
     build.set_defaults(func=_build)
 
 
@@ -83,8 +88,8 @@ def _register_run(commands) -> None:
     run.add_argument("--model", required=True, help="model string, e.g. embedded, openai:MODEL@URL")
     run.add_argument("--data", default=None,
                      help="MemDrift folder (scenarios/, rubrics/…); default: the bundled sample")
-    run.add_argument("--out", required=True, type=Path, help="run directory (resumable)")
-    run.add_argument("--k", type=int, default=5, help="tool calls per condition (default 5)")
+    run.add_argument("--out", required=True, type=at.out_dir_path, help="run directory (resumable)")
+    run.add_argument("--k", type=at.positive_int, default=5, help="tool calls per condition (default 5)")
     run.add_argument("--setting", type=int, choices=(1, 2), default=1,
                      help="1: memory verbatim in the system prompt; 2: via a memory framework")
     run.add_argument("--framework", choices=("mem0", "simplemem", "mempalace"), default=None,
@@ -92,17 +97,18 @@ def _register_run(commands) -> None:
     run.add_argument("--framework-llm", default=None,
                      help="model string for the framework's own LLM extraction (default: "
                           "verbatim storage, no extraction)")
-    run.add_argument("--top-k", type=int, default=5, help="memories retrieved per query (setting 2)")
-    run.add_argument("--retrieval-threshold", type=float, default=None,
+    run.add_argument("--top-k", type=at.positive_int, default=5, help="memories retrieved per query (setting 2)")
+    run.add_argument("--retrieval-threshold", type=at.finite_float(-1.0, 1.0), default=None,
                      help="minimum retrieval score (setting 2; default: the framework's own, "
                           "0.1 for mem0, none for simplemem, 0.1 cosine for mempalace)")
     run.add_argument("--judge", default=None,
                      help="model string of an LLM judge for deflection scores 1-5 (optional)")
-    run.add_argument("--seed", type=int, default=0, help="sampling seed; call k uses seed + k")
-    run.add_argument("--temperature", type=float, default=0.7)
-    run.add_argument("--max-tokens", type=int, default=512)
-    run.add_argument("--limit", type=int, default=None, help="only the first N entries")
+    run.add_argument("--seed", type=at.nonneg_int, default=0, help="sampling seed; call k uses seed + k")
+    run.add_argument("--temperature", type=at.temperature, default=0.7)
+    run.add_argument("--max-tokens", type=at.max_tokens, default=512)
+    run.add_argument("--limit", type=at.positive_int, default=None, help="only the first N entries")
     run.add_argument("--bootstrap", type=int, default=10_000, help="bootstrap replicates")
+    add_call_flags(run)
     run.set_defaults(func=_run)
 
 
@@ -111,10 +117,10 @@ def _register_score(commands) -> None:
     score.add_argument("--rubrics", required=True, type=Path,
                        help="the layout's rubrics/ folder or its all_params/ folder")
     score.add_argument("--calls", required=True, type=Path, help="CALLS JSONL file")
-    score.add_argument("--out", required=True, type=Path, help="output folder")
+    score.add_argument("--out", required=True, type=at.out_dir_path, help="output folder")
     score.add_argument("--scenarios", type=Path, default=None,
                        help="scenarios/ folder for schema defaults (default: next to rubrics/)")
-    score.add_argument("--seed", type=int, default=0)
+    score.add_argument("--seed", type=at.nonneg_int, default=0)
     score.add_argument("--bootstrap", type=int, default=10_000, help="bootstrap replicates")
     score.set_defaults(func=_score)
 
@@ -172,7 +178,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"judge deflection (1-5): neutral {d['neutral']}, biased {d['biased']}, "
               f"delta {d['delta']}, unusable {d['unusable']}")
     print(f"wall time {summary['run']['wall_s']:.1f} s; wrote {args.out / 'tooldrift.json'}")
-    return 0
+    failed = summary["counts"].get("failed_calls", 0)
+    return finished_status(failed, summary["counts"].get("calls", 0) + failed)  # calls: scored
 
 
 def _check_bootstrap(replicates: int) -> None:

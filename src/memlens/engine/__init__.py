@@ -3,7 +3,9 @@
 See docs/run-store.md.
 """
 
-from memlens.engine.plan import RunPlan, estimate_prompt_tokens, plan_requests
+from memlens.engine.breaker import AuthenticationStopped, FailureRateStopped, RunStopped
+from memlens.engine.plan import RunPlan, estimate_prompt_tokens, plan_groups, plan_requests
 from memlens.engine.runner import run_requests
 
-__all__ = ["RunPlan", "estimate_prompt_tokens", "plan_requests", "run_requests"]
+__all__ = ["AuthenticationStopped", "FailureRateStopped", "RunPlan", "RunStopped",
+           "estimate_prompt_tokens", "plan_groups", "plan_requests", "run_requests"]

@@ -1,6 +1,8 @@
 """Three ways to run the calls: asyncio (API backends), a thread pool (sync backends), and
 batches (vLLM / batch-capable backends). Each hands every outcome to ``on_result`` in the
-calling thread as soon as it exists, and stops launching new calls on Ctrl-C."""
+calling thread as soon as it exists, and stops launching new calls on Ctrl-C or when
+``on_result`` raises (e.g. the engine's circuit breaker): outcomes that already exist are still
+handed on, calls in flight are abandoned, and the first error is re-raised."""
 
 from __future__ import annotations
 
@@ -62,9 +64,18 @@ async def _workers(model: ChatModel, items: Sequence[Item], on_result: OnResult,
             outcome = await call_async(model, request)
             on_result(key, request, outcome)
 
+    tasks = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(items)))]
     try:
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(items)))))
+        done, running = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in running:  # on_result raised in some worker: abandon the calls in flight
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        for task in tasks:
+            if task in done and task.exception() is not None:
+                raise task.exception()
     finally:
+        for task in tasks:
+            task.cancel()
         closer = getattr(model, "aclose", None)  # API backends: close this loop's HTTP client
         if inspect.iscoroutinefunction(closer):
             await closer()
@@ -87,9 +98,10 @@ def run_threads(model: ChatModel, items: Sequence[Item], on_result: OnResult,
                 return
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             # an exception here is Ctrl-C (call_sync catches the rest): store the others first
-            for future in sorted(done, key=lambda finished: finished.exception() is not None):
-                key, request = in_flight.pop(future)
-                on_result(key, request, future.result())
+            handed = [(in_flight.pop(future), future) for future in
+                      sorted(done, key=lambda finished: finished.exception() is not None)]
+            _hand_on(on_result, ((key, request, future.result())
+                                 for (key, request), future in handed))
     finally:
         executor.shutdown(wait=False, cancel_futures=True)
 
@@ -110,9 +122,23 @@ def run_batches(model: ChatModel, items: Sequence[Item], on_result: OnResult,
             replies = [ModelCallError(f"backend returned {len(replies)} replies for "
                                       f"{len(chunk)} prompts")] * len(chunk)
         elapsed = (time.perf_counter() - start) / len(chunk)
-        for (key, request), reply in zip(chunk, replies, strict=True):
-            outcome = as_failure(reply) if isinstance(reply, Exception) else checked(reply, elapsed)
+        _hand_on(on_result, (
+            (key, request, as_failure(reply) if isinstance(reply, Exception)
+             else checked(reply, elapsed))
+            for (key, request), reply in zip(chunk, replies, strict=True)))
+
+
+def _hand_on(on_result: OnResult, outcomes) -> None:
+    """Hand every ``(key, request, outcome)`` to ``on_result``, even after it raised, then
+    re-raise its first error: outcomes that exist are never dropped."""
+    first: Exception | None = None
+    for key, request, outcome in outcomes:
+        try:
             on_result(key, request, outcome)
+        except Exception as error:  # e.g. the circuit breaker; Ctrl-C passes straight through
+            first = first or error
+    if first is not None:
+        raise first
 
 
 def _chunks(items: Sequence[Item], size: int) -> list[list[Item]]:

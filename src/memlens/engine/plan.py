@@ -95,3 +95,31 @@ def plan_requests(model: ChatModel | str, requests: Sequence[ChatRequest],
         duplicates=sum(key not in hits for key in keys) - len(to_call),
         typical_completion_tokens=typical,
     )
+
+
+def plan_groups(model: ChatModel | str,
+                groups: Sequence[tuple[ChatRequest, int]]) -> RunPlan:
+    """The plan of a fresh run (no store) from ``(request, copies)`` groups, without building
+    every request: each request stands for ``copies`` requests that differ only in sample index
+    (distinct calls of the same size). Groups whose request has the same cache key as an earlier
+    one are merged, all their copies counted as duplicates.
+
+    >>> ask = ChatRequest(({"role": "user", "content": "x" * 10},))
+    >>> print(plan_groups("fake", [(ask, 1_000_000), (ask, 3)]))
+    1,000,000 calls to make, 0 cached, 3 duplicates merged; ~3,000,000 prompt tokens, at most 2,048,000,000 completion tokens
+    """
+    model_id = model if isinstance(model, str) else model.model_id
+    seen: set[str] = set()
+    calls = prompt = completion = duplicates = 0
+    for request, copies in groups:
+        key = request.cache_key(model_id)
+        if key in seen:
+            duplicates += copies
+            continue
+        seen.add(key)
+        calls += copies
+        prompt += estimate_prompt_tokens(request) * copies
+        completion += request.params.max_tokens * copies
+    return RunPlan(calls=calls, cached=0, est_prompt_tokens=prompt,
+                   est_completion_tokens=completion, duplicates=duplicates)
+

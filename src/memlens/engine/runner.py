@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memlens.engine import dispatch
+from memlens.engine.breaker import CallBreaker
 from memlens.engine.calls import Outcome
 from memlens.engine.progress import RunProgress
 from memlens.engine.writer import ResultWriter
@@ -28,7 +29,8 @@ def resolve_concurrency(model: ChatModel, mode: str, concurrency: int | None) ->
 
 def run_requests(model: ChatModel, requests: Sequence[ChatRequest],
                  store: RunStore | None = None, *, concurrency: int | None = None,
-                 progress: bool = True, desc: str = "") -> list[Outcome]:
+                 progress: bool = True, desc: str = "",
+                 stop_early: bool = True) -> list[Outcome]:
     """Answer every request, in order, calling the model only for what ``store`` lacks.
 
     Returns one ``ChatResponse`` or ``ModelCallError`` per request (same order). Identical
@@ -36,6 +38,10 @@ def run_requests(model: ChatModel, requests: Sequence[ChatRequest],
     outcome is written to ``store`` the moment it arrives, so a kill loses at most the calls in
     flight; Ctrl-C stops launching calls, stores what has finished and re-raises
     ``KeyboardInterrupt``.
+
+    With ``stop_early`` (the default) the circuit breaker of ``memlens.engine.breaker`` stops a
+    run that cannot succeed (consecutive 401 / 403, or most recent calls failing) by raising
+    ``RunStopped``; what finished is stored, so the same call resumes it.
 
     >>> from memlens.models import FakeModel
     >>> ask = ChatRequest(({"role": "user", "content": "hi"},))
@@ -57,17 +63,19 @@ def run_requests(model: ChatModel, requests: Sequence[ChatRequest],
     if items:
         _run_calls(model, items, positions, results, store, concurrency=concurrency,
                    cached=len(requests) - sum(map(len, positions.values())),
-                   progress=progress, desc=desc)
+                   progress=progress, desc=desc, stop_early=stop_early)
     return results  # type: ignore[return-value]  # every slot is filled
 
 
 def _run_calls(model: ChatModel, items: list[tuple[str, ChatRequest]],
                positions: dict[str, list[int]], results: list, store: RunStore | None, *,
-               concurrency: int | None, cached: int, progress: bool, desc: str) -> None:
+               concurrency: int | None, cached: int, progress: bool, desc: str,
+               stop_early: bool) -> None:
     mode = dispatch.mode_of(model)
     width = resolve_concurrency(model, mode, concurrency)
     writer = ResultWriter(store, model.model_id) if store is not None else None
     bar = RunProgress(len(items), cached, desc, enabled=progress)
+    breaker = CallBreaker(model) if stop_early else None
 
     def on_result(key: str, request: ChatRequest, outcome: Outcome) -> None:
         if writer is not None:
@@ -75,6 +83,8 @@ def _run_calls(model: ChatModel, items: list[tuple[str, ChatRequest]],
         for index in positions[key]:
             results[index] = outcome
         bar.advance(isinstance(outcome, ModelCallError))
+        if breaker is not None:
+            breaker.record(outcome)  # raises RunStopped: stored first, so the run resumes
 
     run = {"async": dispatch.run_async, "threads": dispatch.run_threads,
            "batch": dispatch.run_batches}[mode]

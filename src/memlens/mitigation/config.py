@@ -11,12 +11,13 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memlens.errors import MemlensError
-from memlens.jsonl import read_text
+from memlens.jsonl import parse_json, parse_yaml, read_text
 
 
 @dataclass
@@ -92,6 +93,40 @@ _OWN_FIELDS = {"lora", "lora_r", "lora_alpha", "lora_dropout", "extra", "max_pro
                "rewards", "labeler", "reference_column", "warmup_ratio"}
 
 
+# numeric ranges, checked on every value from a file or a flag: (low, high, low inclusive)
+LIMITS: dict[str, tuple[float, float, bool]] = {
+    "num_train_epochs": (0, 10_000, False), "learning_rate": (0, 1, False),
+    "per_device_train_batch_size": (1, 1 << 16, True),
+    "gradient_accumulation_steps": (1, 1 << 16, True), "max_steps": (-1, 10**9, True),
+    "logging_steps": (1, 10**9, True), "save_steps": (1, 10**9, True),
+    "seed": (0, 2**32 - 1, True), "lora_r": (1, 4096, True), "lora_alpha": (1, 1 << 16, True),
+    "lora_dropout": (0, 1, True), "num_generations": (2, 1024, True),
+    "temperature": (0, 5, False), "max_prompt_length": (1, 1_000_000, True),
+    "max_completion_length": (1, 1_000_000, True), "max_length": (1, 1_000_000, True),
+    "beta": (0, 100, True), "warmup_ratio": (0, 1, True),
+}
+
+
+def check_range(name: str, value: Any, where: str) -> Any:
+    """``value`` if it is finite and within ``LIMITS[name]``, else ``MemlensError``.
+
+    >>> check_range("learning_rate", 1e-6, "--learning-rate")
+    1e-06
+    >>> check_range("learning_rate", float("nan"), "--learning-rate")
+    Traceback (most recent call last):
+    memlens.errors.MemlensError: --learning-rate: setting 'learning_rate' must be a finite number > 0 and <= 1, got nan
+    """
+    if name not in LIMITS or isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    low, high, low_inclusive = LIMITS[name]
+    inside = low <= value <= high if low_inclusive else low < value <= high
+    if not (math.isfinite(value) and inside):
+        raise MemlensError(f"{where}: setting '{name}' must be a finite number "
+                           f"{'>=' if low_inclusive else '>'} {low:g} and <= {high:g}, "
+                           f"got {value!r}")
+    return value
+
+
 def settings_fields(cls: type[TrainingSettings]) -> dict[str, dataclasses.Field]:
     """The settings' fields by name (``extra`` excluded)."""
     return {f.name: f for f in dataclasses.fields(cls) if f.name != "extra"}
@@ -124,11 +159,13 @@ def coerce(cls: type[TrainingSettings], name: str, value: Any, where: str) -> An
         if kind.startswith("int"):
             if isinstance(value, float) and not value.is_integer():
                 raise ValueError(value)
-            return int(value)
+            return check_range(name, int(value), where)
         if kind.startswith("float"):
-            return float(value)
+            return check_range(name, float(value), where)
+        if isinstance(value, dict | list):
+            raise TypeError(value)
         return str(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise MemlensError(f"{where}: setting '{name}' expects {kind}, got {value!r}") from None
 
 
@@ -144,9 +181,13 @@ def parse_extra(pairs: list[str]) -> dict[str, Any]:
         if not sep or not key.strip():
             raise MemlensError(f"--set: expected KEY=VALUE, got {pair!r}")
         try:
-            extra[key.strip()] = json.loads(raw)
+            json.loads(raw)
+            is_json = True
         except json.JSONDecodeError:
-            extra[key.strip()] = raw
+            is_json = False
+        except (ValueError, RecursionError):  # JSON over a limit: parse_json says which
+            is_json = True
+        extra[key.strip()] = parse_json(raw, f"--set {key.strip()}") if is_json else raw
     return extra
 
 
@@ -159,7 +200,11 @@ def resolve_settings(cls: type[TrainingSettings], config_file: str | Path | None
     merged_extra: dict[str, Any] = {}
     if config_file is not None:
         data = _read_yaml(Path(config_file))
-        merged_extra.update(data.pop("extra", None) or {})
+        file_extra = data.pop("extra", None) or {}
+        if not isinstance(file_extra, dict):
+            raise MemlensError(f"{config_file}: field 'extra' must be a mapping of TRL field: "
+                               f"value, got {type(file_extra).__name__}")
+        merged_extra.update({str(key): value for key, value in file_extra.items()})
         for name, value in data.items():
             values[name] = coerce(cls, name, value, f"{config_file}: field '{name}'")
     for name, value in (overrides or {}).items():
@@ -170,13 +215,7 @@ def resolve_settings(cls: type[TrainingSettings], config_file: str | Path | None
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    import yaml
-
-    text = read_text(path, "training config")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise MemlensError(f"{path}: not valid YAML ({error})") from None
+    data = parse_yaml(read_text(path, "training config"), str(path), "not valid YAML")
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from memlens.errors import MemlensError
+from memlens.fileio import atomic_path, atomic_write_text
 from memlens.metrics import dtw, lexical_diversity
 from memlens.mitigation.judging import SCORE_SCHEMA, parse_score, score_messages
 
@@ -69,9 +70,9 @@ def held_out_rows(data, limit: int | None) -> list[dict]:
 
 def generate(model, rows: list[dict], config: EvalConfig, store, progress: bool) -> list:
     """One response (or ``ModelCallError``) per held-out row."""
-    from memlens.audit.design import sample_seed
     from memlens.engine import run_requests
     from memlens.models import ChatRequest, GenerationParams
+    from memlens.rowkeys import derive_seed as sample_seed
 
     requests = []
     for index, row in enumerate(rows):
@@ -198,9 +199,9 @@ def write_outputs(frame, results: list[dict], config: EvalConfig, out: Path) -> 
     """``table.csv``, ``table.md``, ``eval_report.json`` and the figure (PNG + SVG)."""
     from memlens.report.mitigation_figures import drift_capability_figure
 
-    frame.to_csv(out / "table.csv", index=False)
-    (out / "table.md").write_text(markdown_table(frame) + "\n", encoding="utf-8")
+    with atomic_path(out / "table.csv") as temporary:
+        frame.to_csv(temporary, index=False)
+    atomic_write_text(out / "table.md", markdown_table(frame) + "\n")
     report = {"config": config_record(config), "results": results}
-    (out / "eval_report.json").write_text(json.dumps(report, indent=2, default=str),
-                                          encoding="utf-8")
+    atomic_write_text(out / "eval_report.json", json.dumps(report, indent=2, default=str))
     drift_capability_figure(frame, out / "drift_vs_capability")

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from memlens.errors import MemlensError
+from memlens.fileio import atomic_write_text
 from memlens.mitigation.judging import first_json_object, require_judge
 from memlens.ontology.schema import symbol_sequence
 
@@ -128,14 +129,14 @@ def build_references(config: ReferenceConfig, out: Path, *, progress: bool = Tru
     counts["splits"] = save_dataset(rows, out, test_fraction=config.test_fraction,
                                     seed=config.seed) if rows else {"train": 0, "test": 0}
     report = {"config": asdict(config), "counts": counts}
-    (out / "references_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    atomic_write_text(out / "references_report.json", json.dumps(report, indent=2))
     return report
 
 
 def candidate_requests(config: ReferenceConfig, questions) -> list:
     """``candidates`` sampled requests per question (tagged-format instruction, no memory)."""
-    from memlens.audit.design import sample_seed
     from memlens.models import ChatRequest, GenerationParams
+    from memlens.rowkeys import derive_seed as sample_seed
     from memlens.steps import REASONING_INSTRUCTION
 
     requests = []
@@ -191,7 +192,7 @@ def _steps(text: str) -> list[str]:
 
 
 def _draw(seed: int, question_id: str, count: int) -> int:
-    from memlens.audit.design import sample_seed
+    from memlens.rowkeys import derive_seed as sample_seed
 
     return int(np.random.default_rng(sample_seed(seed, question_id, "stimulus", 0))
                .integers(count))

@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from memlens.fileio import atomic_write_text
 from memlens.mitigation.judging import (
     SCORE_SCHEMA,
     parse_score,
@@ -67,14 +68,15 @@ def prompt_messages(persona: Persona, question: str, with_instruction: bool) -> 
 
 
 def _seed(seed: int, *parts: object) -> int:
-    from memlens.audit.design import sample_seed
+    from memlens.rowkeys import derive_seed
 
-    return sample_seed(seed, str(parts[0]), "|".join(map(str, parts[1:-1])), int(parts[-1]))
+    return derive_seed(seed, *parts)
 
 
 def candidate_plan(config: SymPrefConfig, questions, personas: list[Persona]) -> list[dict]:
     """One entry per candidate: ids, arm, sample index and its chat request."""
     from memlens.models import ChatRequest, GenerationParams
+    from memlens.rowkeys import join_key
 
     plan = []
     for question in questions:
@@ -89,8 +91,8 @@ def candidate_plan(config: SymPrefConfig, questions, personas: list[Persona]) ->
                         seed=_seed(config.seed, question.id, persona.id, arm, sample))
                     messages = prompt_messages(persona, question.text, arm == "instructed")
                     plan.append({
-                        "id": f"{question.id}|{persona.id}|{arm}|{sample}",
-                        "prompt_id": f"{question.id}|{persona.id}", "question_id": question.id,
+                        "id": join_key(question.id, persona.id, arm, sample),
+                        "prompt_id": join_key(question.id, persona.id), "question_id": question.id,
                         "question": question.text, "persona_id": persona.id,
                         "persona": persona.text, "arm": arm, "sample": sample,
                         "request": ChatRequest(tuple(messages), params, sample_index=sample,
@@ -217,7 +219,7 @@ def build_sympref(config: SymPrefConfig, out: Path, *, progress: bool = True,
     counts["splits"] = save_dataset(dataset_rows, out, test_fraction=config.test_fraction,
                                     seed=config.seed) if dataset_rows else {"train": 0, "test": 0}
     report = {"config": asdict(config), "counts": counts}
-    (out / "sympref_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    atomic_write_text(out / "sympref_report.json", json.dumps(report, indent=2))
     return report
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memlens.errors import MemlensError, missing_extra
+from memlens.fileio import atomic_write_text
 from memlens.mitigation.config import (
     DPOSettings,
     GRPOSettings,
@@ -151,6 +152,5 @@ def _finish(trainer, settings: TrainingSettings, output_dir: str | Path, train_r
     summary = {"settings": dataclasses.asdict(settings), "train_rows": train_rows,
                "test_rows": test_rows, "dropped_prompts": dropped,
                "global_step": trainer.state.global_step, "log_history": history}
-    (output / "training_summary.json").write_text(json.dumps(summary, indent=2, default=str),
-                                                  encoding="utf-8")
+    atomic_write_text(output / "training_summary.json", json.dumps(summary, indent=2, default=str))
     return TrainingResult(output, history, train_rows, test_rows, dropped, trainer)

@@ -14,10 +14,11 @@ import json
 from typing import Any
 
 from memlens.errors import missing_extra
-from memlens.models.api_base import AsyncAPIModel, sdk_failure
-from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError, ToolCall
+from memlens.models.api_base import AsyncAPIModel, check_not_empty, sdk_failure
+from memlens.models.base import ChatResponse, GenerationParams, Message, ToolCall
 from memlens.models.keys import resolve_api_key
-from memlens.models.retry import Failure, RetryPolicy
+from memlens.models.public import api_model_id
+from memlens.models.retry import Failure, MalformedReply, RetryPolicy
 
 SCHEMA_TOOL = "respond"
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
@@ -67,7 +68,8 @@ def _anthropic_tool(tool: dict) -> dict:
 
 
 def parse_response(body_text: str, params: GenerationParams) -> ChatResponse:
-    """Parse a Messages API body; ``ModelCallError("malformed response: …")`` if unusable.
+    """Parse a Messages API body; ``MalformedReply("malformed reply: …")`` if unusable
+    (also an empty reply that says it stopped normally).
 
     >>> parse_response('{"content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",'
     ...                ' "usage": {"input_tokens": 3, "output_tokens": 1}}', GenerationParams()).text
@@ -76,10 +78,10 @@ def parse_response(body_text: str, params: GenerationParams) -> ChatResponse:
     try:
         data = json.loads(body_text)
     except ValueError:
-        raise ModelCallError(f"malformed response: body is not JSON: {body_text[:80]!r}") from None
+        raise MalformedReply(f"malformed reply: body is not JSON: {body_text[:80]!r}") from None
     content = data.get("content") if isinstance(data, dict) else None
     if not isinstance(content, list):
-        raise ModelCallError(f"malformed response: no content in {body_text[:80]!r}")
+        raise MalformedReply(f"malformed reply: no content in {body_text[:80]!r}")
     texts, calls = [], []
     for block in content:
         if not isinstance(block, dict):
@@ -93,10 +95,12 @@ def parse_response(body_text: str, params: GenerationParams) -> ChatResponse:
         schema_calls = [c for c in calls if c.name == SCHEMA_TOOL]
         texts, calls, finish = [c.arguments_json for c in schema_calls[:1]], [], "stop"
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    return ChatResponse(text="".join(texts), prompt_tokens=int(usage.get("input_tokens") or 0),
-                        completion_tokens=int(usage.get("output_tokens") or 0),
-                        finish_reason=finish, tool_calls=calls,
-                        raw={key: data[key] for key in ("id", "model") if key in data})
+    response = ChatResponse(text="".join(texts), prompt_tokens=int(usage.get("input_tokens") or 0),
+                            completion_tokens=int(usage.get("output_tokens") or 0),
+                            finish_reason=finish, tool_calls=calls,
+                            raw={key: data[key] for key in ("id", "model") if key in data})
+    check_not_empty(response)
+    return response
 
 
 class AnthropicModel(AsyncAPIModel):
@@ -114,10 +118,11 @@ class AnthropicModel(AsyncAPIModel):
         self.base_url = base_url.rstrip("/") if base_url else None
         if self.base_url and self.base_url.endswith("/v1"):
             self.base_url = self.base_url[:-3]  # the SDK appends /v1/messages itself
-        self.model_id = f"anthropic:{model}" + (f"@{self.base_url}" if self.base_url else "")
+        self.model_id = api_model_id("anthropic", model, self.base_url)  # no URL credentials
         self.send_top_p = send_top_p
         super().__init__(api_key=resolve_api_key(api_key_env, self.base_url, "anthropic"),
-                         timeout_s=timeout_s, max_concurrency=max_concurrency, retry=retry)
+                         timeout_s=timeout_s, max_concurrency=max_concurrency, retry=retry,
+                         api_key_env=api_key_env)
 
     def _make_client(self) -> Any:
         import anthropic

@@ -2,11 +2,17 @@
 
 One SDK client and one concurrency bound per event loop, a sync ``complete`` that runs on a
 private loop thread, explicit retries (``memlens.models.retry``) and keys kept out of every message.
+
+Time limits: each attempt gets at most ``timeout_s`` of wall time, a slow (trickling) body
+included, and a whole call (all attempts and the waits between them) at most
+``timeout_s × max_attempts`` plus the backoff budget (``call_deadline_s``); a ``Retry-After``
+that does not fit in what is left ends the call at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from typing import Any
@@ -14,7 +20,11 @@ from typing import Any
 from memlens.models.aio import LoopThread
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
 from memlens.models.keys import redact
-from memlens.models.retry import Failure, RetryPolicy, call_with_retries
+from memlens.models.retry import Failure, MalformedReply, RetryPolicy, call_with_retries
+
+
+class AttemptTimedOut(Exception):
+    """One attempt ran past ``timeout_s`` of wall time (however slowly bytes kept arriving)."""
 
 
 class AsyncAPIModel:
@@ -24,10 +34,14 @@ class AsyncAPIModel:
     model_id: str
 
     def __init__(self, *, api_key: str, timeout_s: float, max_concurrency: int,
-                 retry: RetryPolicy | None):
+                 retry: RetryPolicy | None, api_key_env: str = ""):
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
+        if not timeout_s > 0 or timeout_s == float("inf"):
+            raise ValueError(f"timeout_s must be a positive finite number, got {timeout_s!r}")
         self._api_key = api_key
+        self.api_key_env = api_key_env
+        """Name of the environment variable the key came from (for error messages)."""
         self.timeout_s = float(timeout_s)
         self.max_concurrency = int(max_concurrency)
         self.retry = retry or RetryPolicy()
@@ -54,17 +68,34 @@ class AsyncAPIModel:
         """One reply; retries transient failures, raises ``ModelCallError`` for good ones."""
         client, semaphore = self._client_for_running_loop()
 
-        async def bounded_attempt() -> ChatResponse:
-            async with semaphore:
-                return await self._attempt(client, list(messages), params)
+        ends_at = 0.0
+
+        async def timed_attempt() -> ChatResponse:
+            budget = max(0.0, min(self.timeout_s, ends_at - time.monotonic()))
+            try:
+                return await asyncio.wait_for(self._attempt(client, list(messages), params),
+                                              budget)
+            except TimeoutError as error:
+                raise AttemptTimedOut() from error
 
         started = time.perf_counter()
         try:
-            response = await call_with_retries(bounded_attempt, self._safe_classify, self.retry)
+            async with semaphore:  # retries keep their slot: a struggling server gets no more load
+                ends_at = time.monotonic() + self.call_deadline_s
+                response = await call_with_retries(timed_attempt, self._safe_classify,
+                                                   self.retry, deadline_s=self.call_deadline_s)
         except ModelCallError as error:
-            raise ModelCallError(redact(error.reason, self._api_key), error.attempts) from None
+            error.reason = redact(error.reason, self._api_key)
+            error.args = (error.reason,)
+            raise error.with_traceback(None) from None
         response.latency_s = time.perf_counter() - started
         return response
+
+    @property
+    def call_deadline_s(self) -> float:
+        """Wall-time bound of one call, retries and waits included: ``timeout_s × max_attempts``
+        plus the longest the backoff waits can add up to (``RetryPolicy.backoff_budget_s``)."""
+        return self.timeout_s * self.retry.max_attempts + self.retry.backoff_budget_s()
 
     def complete(self, messages: list[Message], params: GenerationParams) -> ChatResponse:
         """Synchronous form of ``acomplete`` (safe to call from many threads at once)."""
@@ -105,11 +136,27 @@ class AsyncAPIModel:
             return self._per_loop[loop]
 
     def _safe_classify(self, error: BaseException) -> Failure | None:
+        if isinstance(error, AttemptTimedOut):
+            return Failure(f"timeout after {self.timeout_s:g}s", True)
         failure = self._classify(error)
         if failure is None:
             return None
         return Failure(redact(failure.reason, self._api_key), failure.retryable,
-                       failure.retry_after_s)
+                       failure.retry_after_s, failure.auth_status)
+
+
+def check_not_empty(response: ChatResponse) -> None:
+    """``MalformedReply`` for a reply with no text and no tool call that says it stopped
+    normally (an empty reply cut by ``length`` is a real reply: the budget ran out).
+
+    >>> check_not_empty(ChatResponse(text="", finish_reason="length"))
+    >>> check_not_empty(ChatResponse(text="", finish_reason="stop"))
+    Traceback (most recent call last):
+    ...
+    memlens.models.retry.MalformedReply: malformed reply: empty content (finish_reason stop)
+    """
+    if not response.text and not response.tool_calls and response.finish_reason == "stop":
+        raise MalformedReply("malformed reply: empty content (finish_reason stop)")
 
 
 def status_failure(status: int, message: str, headers: Any) -> Failure:
@@ -124,19 +171,62 @@ def status_failure(status: int, message: str, headers: Any) -> Failure:
             retry_after = None if retry_after is None else retry_after / 1000.0
         if retry_after is None:
             retry_after = parse_retry_after(headers.get("retry-after"))
-    hint = {401: " (check the API key variable)", 404: " (check the model name and base URL)"}
+    hint = {401: " (check the API key variable)", 403: " (check the API key variable and its "
+            "access to this model)", 404: " (check the model name and base URL)"}
     return Failure(f"HTTP {status}: {message[:300]}{hint.get(status, '')}",
-                   status in RETRYABLE_STATUS, retry_after)
+                   status in RETRYABLE_STATUS, retry_after,
+                   auth_status=status if status in (401, 403) else None)
 
 
-def _connection_refusal(error: BaseException) -> BaseException | None:
-    """The ``ConnectionRefusedError`` / DNS failure behind an SDK error, if any."""
-    seen = 0
-    cause = error.__cause__ or error.__context__
-    while cause is not None and seen < 10:
-        if isinstance(cause, ConnectionRefusedError | OSError) and not isinstance(cause, TimeoutError):
-            return cause
-        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+def _causes(error: BaseException) -> list[BaseException]:
+    """``error`` and the exceptions behind it (``__cause__`` / ``__context__``), outermost first."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and len(chain) < 12 and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _class_names(error: BaseException) -> set[str]:
+    return {cls.__name__ for cls in type(error).__mro__}
+
+
+_CLOSED_NAMES = {"ServerDisconnectedError", "RemoteProtocolError", "ClientPayloadError",
+                 "IncompleteRead", "ContentLengthError"}
+
+
+def connection_problem(error: BaseException) -> str | None:
+    """What went wrong on the connection behind an SDK error: ``"DNS lookup failed"``,
+    ``"connection refused"``, ``"connection reset by peer"``, ``"connection closed by the
+    server"`` or another socket error; None for a timeout or when no connection error is
+    behind it. (The SDKs' aiohttp transport reports all of these as a *timeout*.)
+
+    >>> connection_problem(RuntimeError("x"))
+    >>> try:
+    ...     raise RuntimeError("wrapped") from ConnectionResetError(104, "Connection reset by peer")
+    ... except RuntimeError as error:
+    ...     print(connection_problem(error))
+    connection reset by peer ([Errno 104] Connection reset by peer)
+    """
+    chain = _causes(error)
+    rules = [
+        ("DNS lookup failed", lambda c: isinstance(c, socket.gaierror)
+         or any(n.endswith("DNSError") for n in _class_names(c))),
+        ("connection refused", lambda c: isinstance(c, ConnectionRefusedError)),
+        ("connection reset by peer", lambda c: isinstance(c, ConnectionResetError)),
+        ("connection closed by the server", lambda c: isinstance(
+            c, BrokenPipeError | ConnectionAbortedError) or bool(_class_names(c) & _CLOSED_NAMES)),
+    ]
+    for label, matches in rules:
+        for cause in chain:
+            if matches(cause):
+                return f"{label} ({cause})" if str(cause) else label
+    if any(isinstance(cause, TimeoutError) for cause in chain):
+        return None
+    for cause in chain:
+        if isinstance(cause, OSError) or "ClientConnectionError" in _class_names(cause):
+            return f"{type(cause).__name__}: {cause}"
     return None
 
 
@@ -145,12 +235,12 @@ def sdk_failure(error: BaseException, sdk: Any, base_error: type[BaseException],
     """Classify an exception of the ``openai`` or ``anthropic`` SDK (the same error hierarchy):
     timeouts and connection errors are retryable, HTTP statuses go to ``status_failure``, other
     SDK errors (``base_error``) are final, anything else is not the SDK's (None)."""
-    refused = _connection_refusal(error)
-    if refused is not None:  # the aiohttp transport reports a refused connect as a timeout
-        return Failure(f"connection error: {type(refused).__name__}: {refused}", True)
-    if isinstance(error, sdk.APITimeoutError):
-        return Failure(f"timeout after {timeout_s:g}s", True)
-    if isinstance(error, sdk.APIConnectionError):
+    if isinstance(error, sdk.APIConnectionError):  # APITimeoutError is one too
+        problem = connection_problem(error)
+        if problem is not None:
+            return Failure(f"connection error: {problem}", True)
+        if isinstance(error, sdk.APITimeoutError):
+            return Failure(f"timeout after {timeout_s:g}s", True)
         cause = error.__cause__ or error
         return Failure(f"connection error: {type(cause).__name__}: {cause}", True)
     if isinstance(error, sdk.APIStatusError):

@@ -1,6 +1,7 @@
 """API keys: read from the environment only, and kept out of every message.
 
-A key is never part of a model id, a repr, a log line, an error or the run store.
+A key is never part of a model id, a repr, a log line, an error or the run store; neither are
+credentials written into a base URL (``memlens.models.public``).
 """
 
 from __future__ import annotations
@@ -45,11 +46,16 @@ def resolve_api_key(env_name: str, base_url: str | None, backend: str) -> str:
 
 
 def redact(text: str, secret: str | None) -> str:
-    """Replace every occurrence of ``secret`` in ``text`` with ``[redacted]``.
+    """Replace every occurrence of ``secret`` in ``text`` with ``[redacted]``, and drop
+    credentials from any URL in it (``memlens.models.public.scrub_credentials``).
 
     >>> redact("bad key sk-123 given", "sk-123")
     'bad key [redacted] given'
+    >>> redact("no route to http://me:pw@h/v1", None)
+    'no route to http://h/v1'
     """
-    if not secret or secret == LOCAL_PLACEHOLDER_KEY:
-        return text
-    return text.replace(secret, "[redacted]")
+    from memlens.models.public import scrub_credentials
+
+    if secret and secret != LOCAL_PLACEHOLDER_KEY:
+        text = text.replace(secret, "[redacted]")
+    return scrub_credentials(text)

@@ -13,10 +13,15 @@ callable ``faults(request_index, request_json) -> str``:
 - ``"429"``, ``"429:retry-after=2"``, ``"503:retry-after=Wed, 21 Oct 2015 07:28:00 GMT"`` — that
   HTTP status with a JSON error body and, optionally, a ``Retry-After`` header;
 - any other status such as ``"500"``, ``"400"``, ``"401"``;
-- ``"timeout"`` — hold the request for ``hang_s`` seconds (or until the server stops), then close;
+- ``"timeout"`` (or ``"hang"``) — hold the request for ``hang_s`` seconds (or until the server
+  stops), then close;
+- ``"trickle"``, ``"trickle:0.5"`` — a normal reply whose headers come at once and whose body
+  comes one byte every 2 s (or the given seconds): no single read ever waits long;
 - ``"malformed"`` — status 200 with a body that is not JSON;
 - ``"no_choices"`` — status 200 with valid JSON lacking ``choices`` / ``content``;
-- ``"drop"`` — close the connection without any response.
+- ``"empty"`` — status 200 with a well-formed reply whose content is empty (finish ``stop``);
+- ``"drop"`` (or ``"close"``) — close the connection without any response;
+- ``"reset"`` — abort the connection with a TCP reset (RST) without any response.
 
 >>> import json, urllib.request
 >>> with LoopbackServer(faults=["500"]) as server:
@@ -35,6 +40,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
+import struct
 import threading
 import time
 import uuid
@@ -176,12 +183,25 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _respond(self, loopback: LoopbackServer, fault: str, body: Any) -> None:
         kind, _, option = fault.partition(":")
-        if kind == "drop":
+        if kind in ("drop", "close"):
             self.close_connection = True
             return
-        if kind == "timeout":
+        if kind == "reset":
+            # SO_LINGER on with a zero timeout: close() sends RST instead of FIN
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.close_connection = True
+            return
+        if kind in ("timeout", "hang"):
             loopback._stopping.wait(loopback.hang_s)
             self.close_connection = True
+            return
+        if kind == "trickle":
+            self._trickle(loopback, body, float(option) if option else 2.0)
+            return
+        if kind == "empty":
+            self._send(200, openai_body(body if isinstance(body, dict) else {},
+                                        {"content": "", "finish_reason": "stop"}))
             return
         if kind == "malformed":
             self._send_raw(200, b'{"choices": [ this is not json', "application/json")
@@ -212,6 +232,23 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, anthropic_body(body, reply))
         else:
             self._send(200, openai_body(body, reply))
+
+    def _trickle(self, loopback: LoopbackServer, body: Any, interval_s: float) -> None:
+        """Send a normal OpenAI reply one body byte every ``interval_s`` seconds."""
+        data = json.dumps(openai_body(body if isinstance(body, dict) else {}, "slow")).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            for index in range(len(data)):
+                self.wfile.write(data[index:index + 1])
+                self.wfile.flush()
+                if loopback._stopping.wait(interval_s):
+                    break
+        except OSError:  # the client gave up: that is what this fault tests
+            pass
+        self.close_connection = True
 
     def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
         self._send_raw(status, json.dumps(payload).encode(), "application/json", headers)

@@ -3,7 +3,7 @@
 Works with api.openai.com and any OpenAI-compatible server (vLLM, SGLang, llama.cpp server,
 Ollama, Together, memlens' loopback server). The SDK's own retries are off; memlens retries
 429 / 5xx / timeouts / connection errors itself with jittered exponential backoff and honours
-``Retry-After``. ``top_k`` is not an OpenAI parameter: it is sent in the request body only to
+``Retry-After``; garbled or empty HTTP-200 replies get a separate small budget of extra tries. ``top_k`` is not an OpenAI parameter: it is sent in the request body only to
 servers other than api.openai.com (which accept it).
 """
 
@@ -15,10 +15,11 @@ from typing import Any
 from urllib.parse import urlparse
 
 from memlens.errors import missing_extra
-from memlens.models.api_base import AsyncAPIModel, sdk_failure
-from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError, ToolCall
+from memlens.models.api_base import AsyncAPIModel, check_not_empty, sdk_failure
+from memlens.models.base import ChatResponse, GenerationParams, Message, ToolCall
 from memlens.models.keys import resolve_api_key
-from memlens.models.retry import Failure, RetryPolicy
+from memlens.models.public import api_model_id
+from memlens.models.retry import Failure, MalformedReply, RetryPolicy
 
 
 def is_official_openai(base_url: str | None) -> bool:
@@ -69,27 +70,29 @@ def build_request(model: str, messages: list[Message], params: GenerationParams,
 
 
 def parse_response(body_text: str) -> ChatResponse:
-    """Parse a chat-completions body; ``ModelCallError("malformed response: …")`` if unusable.
+    """Parse a chat-completions body; ``MalformedReply("malformed reply: …")`` when unusable
+    (not JSON, no choices, or an empty reply that claims to have finished: no text, no tool
+    call, ``finish_reason`` stop).
 
     >>> parse_response('{"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}').text
     'hi'
     >>> parse_response("{oops")
     Traceback (most recent call last):
     ...
-    memlens.models.base.ModelCallError: malformed response: body is not JSON: '{oops'
+    memlens.models.retry.MalformedReply: malformed reply: body is not JSON: '{oops'
     """
     try:
         data = json.loads(body_text)
     except ValueError:
-        raise ModelCallError(f"malformed response: body is not JSON: {body_text[:80]!r}") from None
+        raise MalformedReply(f"malformed reply: body is not JSON: {body_text[:80]!r}") from None
     choices = data.get("choices") if isinstance(data, dict) else None
     if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-        raise ModelCallError(f"malformed response: no choices in {body_text[:80]!r}")
+        raise MalformedReply(f"malformed reply: no choices in {body_text[:80]!r}")
     message = choices[0].get("message")
     if not isinstance(message, dict):
-        raise ModelCallError("malformed response: choice without a message")
+        raise MalformedReply("malformed reply: choice without a message")
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    return ChatResponse(
+    response = ChatResponse(
         text=message.get("content") or "",
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
@@ -97,6 +100,8 @@ def parse_response(body_text: str) -> ChatResponse:
         tool_calls=_tool_calls(message.get("tool_calls")),
         raw={key: data[key] for key in ("id", "model", "system_fingerprint") if key in data},
     )
+    check_not_empty(response)
+    return response
 
 
 def _tool_calls(raw_calls: Any) -> list[ToolCall]:
@@ -118,7 +123,7 @@ def split_model_string(name: str) -> tuple[str, str | None]:
     >>> split_model_string("gpt-4.1-mini"), split_model_string("q@http://127.0.0.1:8/v1")
     (('gpt-4.1-mini', None), ('q', 'http://127.0.0.1:8/v1'))
     """
-    index = name.find("@http")
+    index = name.lower().find("@http")
     if index < 0:
         return name, None
     return name[:index], name[index + 1:].rstrip("/")
@@ -156,17 +161,21 @@ class OpenAIModel(AsyncAPIModel):
             raise missing_extra("openai", "api") from None
         self.model_name = model
         self.base_url = base_url.rstrip("/") if base_url else None
-        self.model_id = f"openai:{model}" + (f"@{self.base_url}" if self.base_url else "")
+        self.model_id = api_model_id("openai", model, self.base_url)  # no URL credentials
         self._official = is_official_openai(self.base_url)
         super().__init__(api_key=resolve_api_key(api_key_env, self.base_url, "openai"),
-                         timeout_s=timeout_s, max_concurrency=max_concurrency, retry=retry)
+                         timeout_s=timeout_s, max_concurrency=max_concurrency, retry=retry,
+                         api_key_env=api_key_env)
 
     def _make_client(self) -> Any:
         import openai
 
+        # httpx sends a base URL's user:password as Basic auth; aiohttp refuses such a URL
+        in_url = "@" in urlparse(self.base_url or "").netloc
         return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
                                   max_retries=0, timeout=self.timeout_s,
-                                  http_client=_fast_http_client(openai, self.max_concurrency))
+                                  http_client=None if in_url else
+                                  _fast_http_client(openai, self.max_concurrency))
 
     async def _attempt(self, client: Any, messages: list[Message],
                        params: GenerationParams) -> ChatResponse:

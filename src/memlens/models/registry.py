@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
 import inspect
+import math
 
 from memlens.errors import MemlensError
 from memlens.models.base import ChatModel
@@ -21,8 +24,10 @@ _CLASSES = {
 
 
 def _unknown(model: str) -> MemlensError:
+    from memlens.models.public import scrub_credentials
+
     return MemlensError(
-        f"unknown or unavailable model '{model}': expected one of "
+        f"unknown or unavailable model '{scrub_credentials(model)}': expected one of "
         + ", ".join(f"'{b}'" for b in BACKENDS)
         + " (e.g. 'openai:gpt-4.1-mini@http://127.0.0.1:8000/v1')"
     )
@@ -36,14 +41,17 @@ def parse_model_string(model: str) -> tuple[str, str]:
     >>> parse_model_string("embedded")
     ('embedded', '')
     """
+    from memlens.models.public import scrub_credentials
+
     backend, _, name = model.strip().partition(":")
     if backend not in BACKENDS:
         raise _unknown(model)
     if backend in ("openai", "anthropic", "vllm", "hf") and not name:
-        raise MemlensError(f"model '{model}' needs a name after '{backend}:' "
+        raise MemlensError(f"model '{scrub_credentials(model)}' needs a name after '{backend}:' "
                            f"(e.g. '{backend}:MODEL')")
     if backend in ("embedded", "fake") and name:
-        raise MemlensError(f"model '{model}': '{backend}' takes no name after ':'")
+        raise MemlensError(f"model '{scrub_credentials(model)}': '{backend}' takes no name "
+                           "after ':'")
     return backend, name
 
 
@@ -62,10 +70,9 @@ def model_id_for(model: str) -> str:
     if backend == "embedded":
         return "embedded"
     if backend in ("openai", "anthropic"):
-        from memlens.models.openai_compat import split_model_string
+        from memlens.models.public import public_model_string
 
-        model_name, base_url = split_model_string(name)
-        return f"{backend}:{model_name}" + (f"@{base_url.rstrip('/')}" if base_url else "")
+        return public_model_string(model)  # normalised, without URL credentials
     return f"{backend}:{name}"
 
 
@@ -99,5 +106,71 @@ def get_model(model: str, **options) -> ChatModel:
 
         model_name, base_url = split_model_string(name)
         options.setdefault("base_url", base_url)
+        for option, value in (_CALL_SETTINGS.get() or {}).items():  # explicit options win
+            options.setdefault(option, value)
         return cls(model_name, **options)
     return cls(name, **options)
+
+
+API_BACKENDS = ("openai", "anthropic")
+"""Backends that call a server, and so take a timeout and a retry policy."""
+
+_CALL_SETTINGS: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "memlens_call_settings", default=None)
+
+
+def check_call_limits(timeout_s: float | None, attempts: int | None) -> None:
+    """MemlensError unless ``timeout_s`` is a finite number > 0 and ``attempts`` an integer >= 1
+    (None: the backend default).
+
+    >>> check_call_limits(0.5, 2)
+    >>> check_call_limits(float("nan"), None)
+    Traceback (most recent call last):
+    ...
+    memlens.errors.MemlensError: timeout must be a finite number of seconds > 0, got nan
+    """
+    if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float)
+                                  or not math.isfinite(timeout_s) or timeout_s <= 0):
+        raise MemlensError(f"timeout must be a finite number of seconds > 0, got {timeout_s!r}")
+    if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int)
+                                 or attempts < 1):
+        raise MemlensError(f"attempts must be an integer >= 1, got {attempts!r}")
+
+
+def api_options(model: str, timeout_s: float | None = None, attempts: int | None = None) -> dict:
+    """``get_model`` options setting the per-attempt timeout and the attempts of an API model;
+    {} for local backends (and for None values: the backend defaults, 120 s and 6 attempts).
+
+    >>> api_options("embedded", 5, 2)
+    {}
+    >>> api_options("openai:m@http://127.0.0.1:8/v1", 5, 2)["retry"].max_attempts
+    2
+    """
+    check_call_limits(timeout_s, attempts)
+    if model.strip().partition(":")[0] not in API_BACKENDS:
+        return {}
+    options: dict = {}
+    if timeout_s is not None:
+        options["timeout_s"] = float(timeout_s)
+    if attempts is not None:
+        from memlens.models.retry import RetryPolicy
+
+        options["retry"] = RetryPolicy(max_attempts=attempts)
+    return options
+
+
+@contextlib.contextmanager
+def call_settings(timeout_s: float | None = None, attempts: int | None = None):
+    """Within this block, API models built by ``get_model`` without their own ``timeout_s`` /
+    ``retry`` use these (how the CLI's ``--timeout`` / ``--attempts`` reach models that library
+    code builds from model strings).
+
+    >>> with call_settings(timeout_s=3):
+    ...     _CALL_SETTINGS.get()
+    {'timeout_s': 3.0}
+    """
+    token = _CALL_SETTINGS.set(api_options("openai:x", timeout_s, attempts))
+    try:
+        yield
+    finally:
+        _CALL_SETTINGS.reset(token)

@@ -2,6 +2,10 @@
 
 Kept SDK-free so the timing rules are plain functions with doctests; backends classify their own
 exceptions into a ``Failure`` and hand the loop to ``call_with_retries``.
+
+Two budgets: ``max_attempts`` for transient failures (429 / 5xx / timeouts / connection errors),
+and ``malformed_retries`` extra tries for garbled or empty HTTP-200 replies. An optional
+``deadline_s`` bounds the whole call, retries and waits included.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ class RetryPolicy:
     """Cap on a server-requested ``Retry-After`` wait."""
     seed: int | None = None
     """Seed of the jitter generator (None: a fresh, unseeded generator)."""
+    malformed_retries: int = 2
+    """Extra tries (no backoff) after a garbled / empty HTTP-200 reply, apart from
+    ``max_attempts``."""
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """Delay after failed attempt number ``attempt`` (1-based): ``min(cap, base·2^(a-1))``
@@ -47,8 +54,23 @@ class RetryPolicy:
         ...  2.5 <= policy.backoff(9, rng) <= 5.0]
         [True, True, True]
         """
-        ceiling = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
-        return ceiling * rng.uniform(0.5, 1.0)
+        return self.ceiling(attempt) * rng.uniform(0.5, 1.0)
+
+    def ceiling(self, attempt: int) -> float:
+        """The backoff delay after failed attempt ``attempt`` before jitter.
+
+        >>> RetryPolicy(base_delay_s=0.5, max_delay_s=3.0).ceiling(4)
+        3.0
+        """
+        return min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
+
+    def backoff_budget_s(self) -> float:
+        """The longest the backoff waits of one call can add up to (no ``Retry-After``).
+
+        >>> RetryPolicy(max_attempts=4, base_delay_s=0.5, max_delay_s=30.0).backoff_budget_s()
+        3.5
+        """
+        return sum(self.ceiling(attempt) for attempt in range(1, self.max_attempts))
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -85,37 +107,82 @@ class Failure:
     reason: str
     retryable: bool
     retry_after_s: float | None = None
+    auth_status: int | None = None
+    """401 / 403 when the server refused the credentials (the call fails as
+    ``AuthenticationFailed``)."""
+
+
+class MalformedReply(ModelCallError):
+    """An HTTP-200 reply that cannot be used (not JSON, no choices, empty content): retried
+    ``RetryPolicy.malformed_retries`` times, then recorded."""
+
+
+class AuthenticationFailed(ModelCallError):
+    """A call refused with HTTP 401 / 403: the key is missing, wrong or lacks access. Never
+    retried; the engine stops a run on consecutive ones (``memlens.engine.breaker``)."""
+
+    def __init__(self, reason: str, attempts: int = 1, status: int = 401):
+        super().__init__(reason, attempts)
+        self.status = status
 
 
 async def call_with_retries(attempt_call: Callable[[], Awaitable[T]],
                             classify: Callable[[BaseException], Failure | None],
                             policy: RetryPolicy,
-                            sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> T:
+                            sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                            deadline_s: float | None = None) -> T:
     """Await ``attempt_call()`` until it succeeds, retrying what ``classify`` calls retryable.
 
     ``classify`` returns None for exceptions that are not call failures (they propagate).
-    Raises ``ModelCallError(reason, attempts)`` when the attempts run out or a failure is final.
+    A ``MalformedReply`` is retried at once, at most ``policy.malformed_retries`` times.
+    With ``deadline_s`` no wait (backoff or ``Retry-After``) may end past that many seconds
+    from the start: the call gives up instead. Each attempt must bound its own time (the API
+    backends give it ``min(timeout, time left)``).
+    Raises ``ModelCallError(reason, attempts)`` (``AuthenticationFailed`` for 401 / 403) when
+    the attempts run out, the deadline passes or a failure is final.
     """
     rng = random.Random(policy.seed)
-    reasons: list[str] = []
-    for attempt in range(1, policy.max_attempts + 1):
+    clock = time.monotonic
+    ends_at = None if deadline_s is None else clock() + deadline_s
+    attempt, transient, malformed = 0, 0, 0
+    while True:
+        attempt += 1
         try:
             return await attempt_call()
-        except ModelCallError as error:  # already final (e.g. a malformed body)
+        except MalformedReply as error:
+            malformed += 1
+            if malformed > policy.malformed_retries:
+                raise ModelCallError(f"{error.reason} ({malformed} tries)", attempt) from None
+            continue
+        except ModelCallError as error:  # already final
             raise ModelCallError(error.reason, attempt) from None
         except Exception as error:  # noqa: BLE001 - classified below, re-raised if unknown
             failure = classify(error)
             if failure is None:
                 raise
-        reasons.append(failure.reason)
+        if failure.auth_status is not None:
+            raise AuthenticationFailed(failure.reason, attempt, failure.auth_status)
         if not failure.retryable:
             raise ModelCallError(failure.reason, attempt)
-        if attempt == policy.max_attempts:
+        transient += 1
+        if transient >= policy.max_attempts:
             break
-        delay = policy.backoff(attempt, rng)
+        delay = policy.backoff(transient, rng)
         if failure.retry_after_s is not None:
             delay = min(failure.retry_after_s, policy.max_retry_after_s)
+        if ends_at is not None and clock() + delay >= ends_at:
+            raise ModelCallError(_past_deadline(deadline_s, attempt, failure.reason), attempt)
         await sleep(delay)
-    plural = "s" if policy.max_attempts != 1 else ""
-    raise ModelCallError(f"gave up after {policy.max_attempts} attempt{plural}: {reasons[-1]}",
-                         policy.max_attempts)
+    plural = "s" if attempt != 1 else ""
+    raise ModelCallError(f"gave up after {attempt} attempt{plural}: {failure.reason}", attempt)
+
+
+def _past_deadline(deadline_s: float | None, attempts: int, last: str) -> str:
+    """The reason of a call whose next wait would run past its deadline.
+
+    >>> _past_deadline(2.0, 3, "HTTP 429: slow down")
+    'gave up after 3 attempts (the next wait would pass the call deadline of 2s): HTTP 429: slow down'
+    """
+    plural = "s" if attempts != 1 else ""
+    return (f"gave up after {attempts} attempt{plural} (the next wait would pass the call "
+            f"deadline of {deadline_s:g}s): {last}")

@@ -5,20 +5,31 @@ its cue phrases, its include rules and its example steps. A step gets the symbol
 is most cosine-similar. Measured on the 110 hand-labeled steps in
 ``tests/ontology/fixtures/labeled_steps.jsonl`` this beat nearest-example kNN (k = 1..3) and
 definition-only prototypes (see docs/ontology.md). Optionally a logistic-regression classifier
-trained on labeled steps (``fit``) replaces the prototypes.
+trained on labeled steps (``fit``) replaces the prototypes; it is saved as plain arrays
+(``.npz``, read with ``allow_pickle=False``) and applied with numpy, so loading a classifier file
+cannot run code.
 """
 
 from __future__ import annotations
 
 import hashlib
-import pickle
+import io
+import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from memlens.errors import MemlensError, missing_extra
+from memlens.ontology.abstention import abstain_mask, prototype_extras
 from memlens.ontology.embedding import CachedEncoder
 from memlens.ontology.schema import UNLABELED, Ontology, Symbol
+
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+CLASSIFIER_FORMAT = "memlens-linear-classifier/1"
+_PICKLE_HELP = ("it is a pickle (the old classifier format), which can run any code when loaded; "
+                "if you trained it yourself, convert it once with 'memlens ontology "
+                "convert-classifier OLD NEW --trust-pickle' and use NEW")
 
 
 def prototype_texts(symbol: Symbol) -> list[str]:
@@ -34,34 +45,57 @@ class EmbeddedLabeler:
 
     ``encoder`` defaults to a ``CachedEncoder`` over MiniLM; pass one with ``encode_fn`` in unit
     tests. ``classifier_path`` loads a classifier saved by ``save_classifier``. Empty or
-    whitespace-only steps are ``unlabeled``.
+    whitespace-only steps are ``unlabeled``. Opt-in for real, messy steps
+    (``memlens.ontology.abstention``, docs/ontology.md): ``abstain`` leaves steps closest to the
+    bundled no-value prototype ``unlabeled``, ``min_margin`` also those whose best symbol beats
+    the second by less than that cosine, ``extra_examples`` adds the bundled realistic examples
+    to the prototypes. All three need the prototypes (not a classifier).
     """
 
     def __init__(self, ontology: Ontology, encoder: CachedEncoder | None = None,
-                 classifier_path: str | Path | None = None):
+                 classifier_path: str | Path | None = None, *, abstain: bool = False,
+                 min_margin: float = 0.0, extra_examples: bool = False):
         self.ontology = ontology
         self.encoder = encoder or CachedEncoder()
+        if min_margin < 0 or not np.isfinite(min_margin):
+            raise MemlensError(f"min_margin must be a cosine difference >= 0, got {min_margin}")
+        self.abstain, self.min_margin, self.extra_examples = abstain, min_margin, extra_examples
+        self._non_value: np.ndarray | None = None
         self._prototypes: np.ndarray | None = None
         self._classifier = None
         self._classifier_digest = ""
         if classifier_path is not None:
+            if abstain or min_margin or extra_examples:
+                raise MemlensError("abstain, min_margin and extra_examples apply to the "
+                                   "prototypes, not to a classifier")
             self.load_classifier(classifier_path)
 
     @property
     def labeler_id(self) -> str:
         """Identifies the labeler's behaviour (for cache keys and manifests)."""
         base = f"embedded:all-MiniLM-L6-v2:prototype:{self.ontology.content_hash()[:12]}"
+        base += (":extra" if self.extra_examples else "") + (":abstain" if self.abstain else "")
+        base += f":margin{self.min_margin:g}" if self.min_margin else ""
         return base + (f":clf-{self._classifier_digest}" if self._classifier is not None else "")
 
     def prototypes(self) -> np.ndarray:
         """(symbols × d) matrix of unit-length prototypes, in ``ontology.symbol_ids`` order."""
         if self._prototypes is None:
             rows = []
+            extras = prototype_extras()["examples"] if self.extra_examples else {}
             for symbol in self.ontology.symbols:
-                mean = self.encoder.encode(prototype_texts(symbol)).mean(axis=0)
+                texts = prototype_texts(symbol) + extras.get(symbol.id, [])
+                mean = self.encoder.encode(texts).mean(axis=0)
                 rows.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
             self._prototypes = np.stack(rows)
         return self._prototypes
+
+    def non_value_prototype(self) -> np.ndarray:
+        """Unit-length mean embedding of the bundled no-value steps (``abstain``)."""
+        if self._non_value is None:
+            mean = self.encoder.encode(prototype_extras()["non_value"]).mean(axis=0)
+            self._non_value = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        return self._non_value
 
     def label_texts(self, texts: list[str]) -> list[str]:
         """One symbol id per text (``unlabeled`` for empty text)."""
@@ -71,10 +105,14 @@ class EmbeddedLabeler:
             return labels
         vectors = self.encoder.encode([texts[index].strip() for index in kept])
         if self._classifier is not None:
-            predicted = list(self._classifier.predict(vectors))
+            predicted = self._classifier.predict(vectors)
         else:
-            best = np.argmax(vectors @ self.prototypes().T, axis=1)
-            predicted = [self.ontology.symbol_ids[column] for column in best]
+            scores = vectors @ self.prototypes().T
+            predicted = [self.ontology.symbol_ids[column] for column in np.argmax(scores, axis=1)]
+            if self.abstain or self.min_margin:
+                non_value = vectors @ self.non_value_prototype() if self.abstain else None
+                for row in np.flatnonzero(abstain_mask(scores, non_value, self.min_margin)):
+                    predicted[row] = UNLABELED
         for index, label in zip(kept, predicted, strict=True):
             labels[index] = str(label)
         return labels
@@ -119,34 +157,135 @@ class EmbeddedLabeler:
                 labels += [symbol.id] * len(extra)
         classifier = LogisticRegression(max_iter=2000, C=10.0, random_state=seed)
         classifier.fit(self.encoder.encode(texts), labels)
-        self._set_classifier(classifier)
+        self._set_classifier(LinearClassifier.from_sklearn(classifier))
         return self
 
-    def _set_classifier(self, classifier) -> None:
+    def _set_classifier(self, classifier: LinearClassifier) -> None:
         self._classifier = classifier
-        self._classifier_digest = hashlib.sha256(pickle.dumps(classifier)).hexdigest()[:12]
+        self._classifier_digest = classifier.digest()[:12]
 
     def save_classifier(self, path: str | Path) -> Path:
-        """Write the trained classifier (with the ontology hash it was trained for) to ``path``."""
+        """Write the trained classifier (arrays plus JSON metadata with the ontology hash it was
+        trained for) to ``path`` as ``.npz``; loading it never runs code."""
         if self._classifier is None:
             raise MemlensError("no classifier to save: call fit(texts, labels) first")
-        path = Path(path)
-        payload = {"ontology_sha256": self.ontology.content_hash(), "classifier": self._classifier}
-        path.write_bytes(pickle.dumps(payload))
-        return path
+        return self._classifier.save(path, self.ontology.content_hash())
 
     def load_classifier(self, path: str | Path) -> None:
-        """Load a classifier saved by ``save_classifier`` (refuses one from another ontology).
-
-        The file is a pickle: load only classifiers you trained yourself.
-        """
-        try:
-            payload = pickle.loads(Path(path).read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError) as error:
-            raise MemlensError(f"cannot read classifier file {path}: {error}") from None
-        if not isinstance(payload, dict) or "classifier" not in payload:
-            raise MemlensError(f"{path} is not a memlens labeler classifier")
-        if payload.get("ontology_sha256") != self.ontology.content_hash():
+        """Load a classifier saved by ``save_classifier`` (refuses one from another ontology, and
+        old pickle files, which could run code: see ``convert_pickle_classifier``)."""
+        classifier, ontology_sha256 = LinearClassifier.load(path)
+        if ontology_sha256 != self.ontology.content_hash():
             raise MemlensError(f"classifier {path} was trained for a different ontology "
                                "version; re-train it with fit()")
-        self._set_classifier(payload["classifier"])
+        unknown = sorted(set(classifier.classes) - set(self.ontology.symbol_ids))
+        if unknown:
+            raise MemlensError(f"classifier {path} predicts unknown symbol(s) "
+                               f"{', '.join(map(repr, unknown))}")
+        self._set_classifier(classifier)
+
+
+class LinearClassifier:
+    """A multinomial (or binary) logistic regression as plain arrays: ``coef`` (k × d, or 1 × d
+    for two classes), ``intercept`` (k or 1) and ``classes``; predicts exactly as scikit-learn's
+    ``LogisticRegression.predict`` (argmax of ``X @ coef.T + intercept``)."""
+
+    def __init__(self, coef: np.ndarray, intercept: np.ndarray, classes: list[str]):
+        self.coef = np.asarray(coef, dtype=np.float64)
+        self.intercept = np.asarray(intercept, dtype=np.float64)
+        self.classes = [str(label) for label in classes]
+        rows = 1 if len(self.classes) == 2 else len(self.classes)
+        if (self.coef.ndim != 2 or self.coef.shape[0] != rows or self.intercept.shape != (rows,)
+                or len(self.classes) < 2 or not np.isfinite(self.coef).all()
+                or not np.isfinite(self.intercept).all()):
+            raise ValueError(f"coef {self.coef.shape}, intercept {self.intercept.shape} and "
+                             f"{len(self.classes)} classes do not fit together")
+
+    @classmethod
+    def from_sklearn(cls, estimator) -> LinearClassifier:
+        """The arrays of a fitted ``sklearn.linear_model.LogisticRegression``."""
+        return cls(estimator.coef_, estimator.intercept_, list(estimator.classes_))
+
+    def decision(self, vectors: np.ndarray) -> np.ndarray:
+        """``X @ coef.T + intercept`` (n × k, or n for two classes)."""
+        scores = np.asarray(vectors, dtype=np.float64) @ self.coef.T + self.intercept
+        return scores[:, 0] if len(self.classes) == 2 else scores
+
+    def predict(self, vectors: np.ndarray) -> list[str]:
+        """The class of each row of ``vectors``."""
+        scores = self.decision(vectors)
+        best = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        return [self.classes[index] for index in best]
+
+    def digest(self) -> str:
+        """sha256 of the arrays and classes (what the labeler id and cache keys carry)."""
+        hasher = hashlib.sha256(json.dumps(self.classes).encode())
+        for array in (self.coef, self.intercept):
+            hasher.update(repr(array.shape).encode())
+            hasher.update(np.ascontiguousarray(array, dtype="<f8").tobytes())
+        return hasher.hexdigest()
+
+    def save(self, path: str | Path, ontology_sha256: str) -> Path:
+        """Write ``.npz``: ``coef``, ``intercept`` and ``meta`` (UTF-8 JSON bytes)."""
+        meta = {"format": CLASSIFIER_FORMAT, "ontology_sha256": ontology_sha256,
+                "embedding_model": EMBEDDING_MODEL, "classes": self.classes}
+        buffer = io.BytesIO()
+        np.savez(buffer, coef=self.coef, intercept=self.intercept,
+                 meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
+        path = Path(path)
+        path.write_bytes(buffer.getvalue())
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> tuple[LinearClassifier, str]:
+        """(classifier, ontology sha256) from a file written by ``save``; ``MemlensError`` for
+        anything else (old pickles are refused unread, with how to convert them)."""
+        try:
+            data = Path(path).read_bytes()
+        except OSError as error:
+            raise MemlensError(f"cannot read classifier file {path}: {error}") from None
+        if data[:1] == b"\x80":
+            raise MemlensError(f"classifier file {path} was not loaded: {_PICKLE_HELP}")
+        not_ours = f"cannot read classifier file {path}: not a memlens labeler classifier (.npz)"
+        if not data.startswith(b"PK"):
+            raise MemlensError(not_ours)
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+                meta = json.loads(arrays["meta"].tobytes().decode("utf-8"))
+                coef, intercept = arrays["coef"], arrays["intercept"]
+        except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile,
+                UnicodeDecodeError) as error:
+            raise MemlensError(f"{not_ours}: {error}") from None
+        if not isinstance(meta, dict) or meta.get("format") != CLASSIFIER_FORMAT:
+            raise MemlensError(f"{not_ours}: format is not {CLASSIFIER_FORMAT}")
+        if meta.get("embedding_model") != EMBEDDING_MODEL:
+            raise MemlensError(f"classifier {path} was trained on {meta.get('embedding_model')!r} "
+                               f"embeddings, not {EMBEDDING_MODEL}")
+        try:
+            classifier = cls(coef, intercept, list(meta.get("classes") or []))
+        except (TypeError, ValueError) as error:
+            raise MemlensError(f"{not_ours}: {error}") from None
+        return classifier, str(meta.get("ontology_sha256"))
+
+
+def convert_pickle_classifier(old: str | Path, new: str | Path, *, trust_pickle: bool) -> Path:
+    """Rewrite an old pickled classifier (``{"ontology_sha256", "classifier"}``) as ``.npz``.
+
+    Unpickling runs whatever code the file holds, so this refuses unless ``trust_pickle`` (the
+    caller vouches that the file is their own).
+    """
+    if not trust_pickle:
+        raise MemlensError(f"converting {old} unpickles it, which runs any code the file holds; "
+                           "pass --trust-pickle only for a file you made yourself")
+    import pickle
+
+    try:
+        payload = pickle.loads(Path(old).read_bytes())  # the caller vouched for this file
+    except Exception as error:  # an untrusted pickle can raise anything
+        raise MemlensError(f"cannot read pickled classifier {old}: {error}") from None
+    estimator = payload.get("classifier") if isinstance(payload, dict) else None
+    try:
+        classifier = LinearClassifier.from_sklearn(estimator)
+    except (AttributeError, TypeError, ValueError):
+        raise MemlensError(f"{old} is not a pickled memlens labeler classifier") from None
+    return classifier.save(new, str(payload.get("ontology_sha256")))

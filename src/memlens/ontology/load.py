@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 
@@ -48,19 +47,9 @@ def load_ontology(path: str | Path | None = None) -> Ontology:
 
 def parse_ontology(text: str, source: str, yaml_syntax: bool = False) -> Ontology:
     """Parse and validate ontology text; ``source`` names it in error messages."""
-    try:
-        if yaml_syntax:
-            import yaml
+    from memlens.jsonl import parse_document  # depth / NaN / big-int / YAML-alias limits
 
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise MemlensError(
-            f"{source}: invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
-        ) from None
-    except Exception as error:  # yaml.YAMLError and friends
-        raise MemlensError(f"{source}: invalid YAML: {error}") from None
+    data = parse_document(text, source, yaml_syntax)
     if not isinstance(data, dict):
         raise MemlensError(f"{source}: an ontology must be a mapping with 'roots' and 'symbols'")
     try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memlens.errors import MemlensError
+from memlens.fileio import append_text, atomic_write_text
 from memlens.models.base import ChatModel, GenerationParams, ModelCallError
 from memlens.ontology.load import parse_ontology
 from memlens.ontology.reliability import agreement_report
@@ -114,15 +115,15 @@ def refine(labelers: dict[str, Callable[[Ontology], object]], responses: Sequenc
         raise MemlensError("--threshold must be in (0, 1] and --max-iter at least 0")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "history.jsonl").write_text("")
+    atomic_write_text(out / "history.jsonl", "")
     responses = [list(steps) for steps in responses]
     steps = [text for response in responses for text in response]
     history: list[dict] = []
     current, version, status = ontology, 0, "initial"
     while True:
         report, flat = _measure(labelers, current, responses)
-        (out / f"v{version}.json").write_text(
-            json.dumps(current.model_dump(mode="json"), ensure_ascii=False, indent=2))
+        atomic_write_text(out / f"v{version}.json",
+                          json.dumps(current.model_dump(mode="json"), ensure_ascii=False, indent=2))
         entry = {"version": version, "file": f"v{version}.json", "revision": status,
                  "sha256": current.content_hash(), "mean_agreement": report["mean_agreement"],
                  "fleiss_kappa": report["fleiss_kappa"], "pairs": report["pairs"],
@@ -147,5 +148,4 @@ def refine(labelers: dict[str, Callable[[Ontology], object]], responses: Sequenc
 
 
 def _append(path: Path, entry: dict) -> None:
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    append_text(path, json.dumps(entry, ensure_ascii=False) + "\n")

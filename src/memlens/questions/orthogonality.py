@@ -78,7 +78,9 @@ class RelevanceRating:
 
 def pair_id(question_id: str, stimulus_id: str) -> str:
     """The id of one (question, stimulus) pair."""
-    return f"{question_id}|{stimulus_id}"
+    from memlens.rowkeys import join_key
+
+    return join_key(question_id, stimulus_id)
 
 
 def is_rated(stimulus) -> bool:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import math
-from html import escape
 from pathlib import Path
 
 from memlens.errors import MemlensError
+from memlens.fileio import atomic_write_text
 from memlens.report import figures, tables
 from memlens.report.html import figure_html, page, table_html, validity_html
 from memlens.report.trajectory import viewer_html
+from memlens.textsafe import escape_html as escape
 
 PERSONA_COLUMNS = ["metric", "category", "n", "mean", "d_rel", "d_rel_ci_low", "d_rel_ci_high",
                    "d_rel_q", "cohen_d", "letters", "elevation_pct", "elevation_p"]
@@ -69,7 +70,9 @@ def _orthogonality(store, config, drift_rows: list[dict]) -> dict | None:
         return None
     rows = current_ratings(store, config)
     excluded = excluded_from_rows(rows, config.orthogonality_threshold)
-    return {"rater": config.orthogonality_rater, "threshold": config.orthogonality_threshold,
+    from memlens.models.public import public_model_string
+
+    return {"rater": public_model_string(config.orthogonality_rater), "threshold": config.orthogonality_threshold,
             "quality": orthogonality_quality(rows, excluded, drift_rows),
             "table": excluded_table(rows, excluded, drift_rows)}
 
@@ -99,9 +102,12 @@ def _figures(stats: dict | None, fig_dir: Path) -> dict[str, str]:
 
 
 def _header(run: dict) -> str:
+    from memlens.models.public import public_model_string
+
     manifest, quality = run["manifest"], run["quality"]
-    return (f'<p class="meta">model <b>{escape(str(manifest.get("model")))}</b> · labeler '
-            f'<b>{escape(str(manifest.get("labeler")))}</b> · {quality["questions"]} questions · '
+    model, labeler = (public_model_string(str(manifest.get(key))) for key in ("model", "labeler"))
+    return (f'<p class="meta">model <b>{escape(model)}</b> · labeler '
+            f'<b>{escape(labeler)}</b> · {quality["questions"]} questions · '
             f'{quality["responses"]} responses · {quality["drift_rows"]} drift rows · seed '
             f'{escape(str(manifest.get("seed")))} · memlens '
             f'{escape(str(manifest.get("memlens_version")))}</p>')
@@ -124,7 +130,7 @@ def build_report(run_dir: str | Path) -> Path:
     if run["orthogonality"] is not None:
         tables.write_table(run["orthogonality"]["table"], table_dir, "orthogonality_excluded")
     if stats is not None:
-        (run_dir / "stats.json").write_text(json.dumps(_json_safe(stats), indent=2))
+        atomic_write_text(run_dir / "stats.json", json.dumps(_json_safe(stats), indent=2))
     images = _figures(stats, run_dir / "figures")
 
     def fig(name: str, alt: str) -> str:
@@ -152,5 +158,5 @@ def build_report(run_dir: str | Path) -> Path:
     ]
     html = page("memlens audit report", sections, _header(run))
     out = run_dir / "report.html"
-    out.write_text(html, encoding="utf-8")
+    atomic_write_text(out, html)
     return out

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from html import escape
 from pathlib import Path
 
 import pandas as pd
 
 from memlens.errors import MemlensError
+from memlens.fileio import atomic_write_text
 from memlens.report import figures, tables
 from memlens.report.html import figure_html, page, table_html
+from memlens.textsafe import escape_html as escape
 
 
 def run_label(manifest: dict) -> str:
     """``model / labeler`` of a run (``compare_runs`` adds the folder name when ambiguous)."""
-    return f"{manifest.get('model')} / {manifest.get('labeler')}"
+    from memlens.models.public import public_model_string
+
+    return " / ".join(public_model_string(str(manifest.get(key))) for key in ("model", "labeler"))
 
 
 def comparison_table(runs: list[tuple[str, dict]]) -> pd.DataFrame:
@@ -56,5 +59,5 @@ def compare_runs(run_dirs: list[str | Path], out_dir: str | Path) -> Path:
                  + table_html(wide.reset_index()))]
     html = page("memlens comparison", sections,
                 "<p>" + " · ".join(escape(label) for label, _ in runs) + "</p>")
-    (out_dir / "compare.html").write_text(html, encoding="utf-8")
+    atomic_write_text(out_dir / "compare.html", html)
     return out_dir / "compare.csv"

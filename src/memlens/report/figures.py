@@ -16,6 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from memlens.fileio import atomic_path, atomic_write_bytes  # noqa: E402
+
 METRICS = ("dtw", "sri")
 CLASS_COLORS = {"control": "#7f7f7f", "noise": "#4c72b0", "persona": "#dd8452",
                 "life_event": "#c44e52"}
@@ -161,9 +163,12 @@ def compare_figure(frame):
 def save_figure(fig, out_dir: Path, name: str) -> str:
     """Write ``name.png`` and ``name.svg`` into ``out_dir``; return the PNG as base64."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_dir / f"{name}.svg")
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    (out_dir / f"{name}.png").write_bytes(buffer.getvalue())
-    plt.close(fig)
+    try:
+        with atomic_path(out_dir / f"{name}.svg") as temporary:
+            fig.savefig(temporary, format="svg")
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=110)
+        atomic_write_bytes(out_dir / f"{name}.png", buffer.getvalue())
+    finally:
+        plt.close(fig)
     return base64.b64encode(buffer.getvalue()).decode("ascii")

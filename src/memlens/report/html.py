@@ -1,15 +1,18 @@
 """The self-contained ``report.html``: inline CSS, figures as base64 PNG, no external URL.
 
-Everything inserted into the page is escaped here or in ``trajectory``; callers pass raw values.
+Everything inserted into the page is escaped here or in ``trajectory`` (with
+``memlens.textsafe.escape_html``, which also neutralises bidi and control characters); callers
+pass raw values. Very long texts are shortened (``shorten``) so one huge reply cannot bloat the page.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from html import escape
 
 import pandas as pd
+
+from memlens.textsafe import escape_html as escape
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1300px;
@@ -30,6 +33,23 @@ td.ok{color:#2a7a3a;font-weight:bold}td.bad{color:#b33;font-weight:bold}
 """
 
 
+STEP_CHARS = 4_000
+"""At most this many characters of one step (or table cell) are shown."""
+RESPONSE_CHARS = 20_000
+"""At most this many characters of one response's steps are shown in the trajectory viewer."""
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was.
+
+    >>> shorten("abcdef", 3), shorten("abc", 3)
+    ('abc… [truncated, 6 characters in all]', 'abc')
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:max(0, limit)]}… [truncated, {len(text):,} characters in all]"
+
+
 def fmt(value) -> str:
     """A cell value as short escaped text (floats to 3 significant decimals, NaN as blank)."""
     if value is None:
@@ -37,8 +57,8 @@ def fmt(value) -> str:
     if isinstance(value, float):
         return "" if math.isnan(value) else f"{value:.3g}" if abs(value) < 1e-3 else f"{value:.3f}"
     if isinstance(value, list | tuple | dict):
-        return escape(json.dumps(value, default=str))
-    return escape(str(value))
+        return escape(shorten(json.dumps(value, default=str), STEP_CHARS))
+    return escape(shorten(str(value), STEP_CHARS))
 
 
 def table_html(frame: pd.DataFrame, max_rows: int = 500) -> str:

@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from memlens.fileio import atomic_path  # noqa: E402
+
 CAPABILITY_COLUMNS = ("MMLU", "GSM8K", "IF(strict)", "IF(loose)")
 
 
@@ -56,7 +58,8 @@ def drift_capability_figure(table, path: str | Path) -> list[Path]:
     written = []
     for suffix in (".png", ".svg"):
         target = base.with_suffix(suffix)
-        figure.savefig(target, dpi=150)
+        with atomic_path(target) as temporary:
+            figure.savefig(temporary, format=suffix[1:], dpi=150)
         written.append(target)
     plt.close(figure)
     return written

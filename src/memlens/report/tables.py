@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from memlens.fileio import atomic_path
+
 CATEGORY_FIELDS = ("n", "mean", "sd", "elevation_pct", "elevation_p", "d_rel", "d_rel_p",
                    "d_rel_q", "cohen_d", "letters")
 
@@ -59,9 +61,11 @@ def quality_table(quality: dict) -> pd.DataFrame:
 def write_table(frame: pd.DataFrame, out_dir: Path, name: str) -> None:
     """Write ``name.csv`` and ``name.parquet`` (mixed-type object columns stored as text)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out_dir / f"{name}.csv", index=False)
+    with atomic_path(out_dir / f"{name}.csv") as temporary:
+        frame.to_csv(temporary, index=False)
     parquet = frame.copy()
     for column in parquet.columns:
         if parquet[column].dtype == object:
             parquet[column] = parquet[column].map(lambda v: None if v is None else str(v))
-    parquet.to_parquet(out_dir / f"{name}.parquet", index=False)
+    with atomic_path(out_dir / f"{name}.parquet") as temporary:
+        parquet.to_parquet(temporary, index=False)

@@ -1,15 +1,17 @@
 """The trajectory viewer: a baseline and a perturbed response aligned along the DTW path.
 
 Every string that came from a model (step texts) or from user data (questions, stimuli, labels)
-goes through ``html.escape``; the page's small script only toggles visibility.
+goes through ``memlens.textsafe.escape_html`` (HTML-escaped, bidi / control characters
+neutralised); step texts are shortened to ``STEP_CHARS`` each and ``RESPONSE_CHARS`` per response.
+The page's small script only toggles visibility.
 """
 
 from __future__ import annotations
 
-from html import escape
-
 from memlens.metrics.path import dtw_path
 from memlens.ontology.schema import UNLABELED
+from memlens.report.html import RESPONSE_CHARS, STEP_CHARS, shorten
+from memlens.textsafe import escape_html as escape
 
 MAX_PAIRS = 400
 """The viewer holds at most this many pairs (whole questions, in question order)."""
@@ -37,13 +39,16 @@ def aligned_rows(base: list[tuple[int, str, str]],
     return rows
 
 
-def _cell(step: tuple[int, str, str], repeated: bool) -> str:
+def _cell(step: tuple[int, str, str], repeated: bool, budget: list[int]) -> str:
+    """One side of a row; ``budget`` holds the characters this response may still show."""
     number, symbol, text = step
     if repeated:
         return f'<td class="num">{number}</td><td class="sym">{escape(symbol)}</td>' \
                '<td class="rep">(same step, aligned again)</td>'
+    limit = min(STEP_CHARS, budget[0])
+    budget[0] -= min(len(text), limit)
     return (f'<td class="num">{number}</td><td class="sym">{escape(symbol)}</td>'
-            f'<td>{escape(text)}</td>')
+            f'<td>{escape(shorten(text, limit))}</td>')
 
 
 def pair_html(drift_row: dict, base_steps: dict, other_steps: dict,
@@ -51,10 +56,10 @@ def pair_html(drift_row: dict, base_steps: dict, other_steps: dict,
     """The aligned two-column table of one drift row."""
     base = labelled_steps(base_steps["steps"], base_labels)
     other = labelled_steps(other_steps["steps"], other_labels)
-    lines = []
+    lines, budgets = [], ([RESPONSE_CHARS], [RESPONSE_CHARS])
     for b, o, mismatch, (rep_b, rep_o) in aligned_rows(base, other):
         klass = ' class="mismatch"' if mismatch else ""
-        lines.append(f"<tr{klass}>{_cell(b, rep_b)}{_cell(o, rep_o)}</tr>")
+        lines.append(f"<tr{klass}>{_cell(b, rep_b, budgets[0])}{_cell(o, rep_o, budgets[1])}</tr>")
     head = (f'<p class="meta">DTW {drift_row["dtw"]:.3f} · SRI {drift_row["sri"]:.3f} · '
             f'{len(base)} vs {len(other)} labelled steps · memory: '
             f'<q>{escape(other_steps.get("stimulus_text") or "(none)")}</q></p>')

@@ -15,7 +15,8 @@ Bootstrap p-value (two-sided, with the +1 correction so it is never 0)::
 
     p = min(1, 2 · min(1 + #{θ* ≤ θ0}, 1 + #{θ* ≥ θ0}) / (B + 1))
 
-where θ* are the replicate statistics and θ0 the null value (0 for d_rel and differences).
+where θ* are the replicate statistics and θ0 the null value (0 for d_rel and differences);
+replicates within ``TIE_TOLERANCE`` (1e-12) of θ0 are ties, so rounding residue cannot move p.
 Replicates where the statistic is undefined (e.g. fewer than two reference rows drawn) are dropped;
 their number is reported as ``n_bootstrap - n_valid``.
 """
@@ -26,6 +27,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
+
+TIE_TOLERANCE = 1e-12
+"""Replicates this close to the null value count as ties (both tails) in bootstrap p-values."""
 
 Statistic = Callable[["Moments", "Moments"], np.ndarray]
 
@@ -192,6 +196,8 @@ def bootstrap_p_value(replicates: np.ndarray, null_value: float = 0.0) -> float:
     replicates = replicates[np.isfinite(replicates)]
     if replicates.size == 0:
         return float("nan")
+    # floating-point residue (e.g. 1e-17 for an exact 0) counts as a tie with the null
+    replicates = np.where(np.abs(replicates - null_value) <= TIE_TOLERANCE, null_value, replicates)
     below = 1 + np.count_nonzero(replicates <= null_value)
     above = 1 + np.count_nonzero(replicates >= null_value)
     return float(min(1.0, 2.0 * min(below, above) / (replicates.size + 1)))

@@ -73,6 +73,9 @@ def category_statistics(
             relative[col], paired_cluster_t_test(question_means[:, col],
                                                  question_means[:, floor_col]),
             int(np.count_nonzero(sums.count[:, col])))
+        categories[name].update(_paired_spread(question_means[:, col],
+                                               question_means[:, floor_col]))
+        categories[name]["d_rel_mde"] = _d_rel_mde(relative[col])
     _add_q_values(categories)
     pairs, letters = pairwise_welch(rows_by_category)
     for name, row in categories.items():
@@ -85,11 +88,14 @@ def category_statistics(
             class_rows[klass] = {"n": int(point.n[col]), "mean": float(point.mean[col]),
                                  "elevation_pct": elevation[col].estimate,
                                  "elevation_ci": [elevation[col].ci_low, elevation[col].ci_high],
-                                 "elevation_p": test.p_value}
+                                 "elevation_p": test.p_value,
+                                 **_paired_spread(question_means[:, col],
+                                                  question_means[:, floor_col])}
+    noise_spread = _paired_spread(question_means[:, noise_col], question_means[:, floor_col])
     floor = {"category": FLOOR_CATEGORY, "n": int(point.n[floor_col]),
              "mean": float(point.mean[floor_col]), "sd": float(np.sqrt(point.var[floor_col]))}
     noise = {"n": int(point.n[noise_col]), "mean": float(point.mean[noise_col]),
-             "sd": float(np.sqrt(point.var[noise_col]))}
+             "sd": float(np.sqrt(point.var[noise_col])), **noise_spread}
     return {"floor": floor, "noise": noise, "categories": categories, "classes": class_rows,
             "pairwise": pairs, "n_bootstrap": n_bootstrap, "seed": seed}
 
@@ -134,3 +140,19 @@ def _add_q_values(categories: dict[str, dict]) -> None:
         for name, q in zip(names, q_values, strict=True):
             categories[name]["d_rel_q"] = float(q)
             categories[name]["q_family"] = klass
+
+
+def _paired_spread(treated: np.ndarray, floor: np.ndarray) -> dict:
+    """``diff_sd`` and ``n_paired``: the spread of per-question (condition − floor) means over
+    the questions that have both — what the paired elevation test and its power rest on."""
+    differences = (treated - floor)[np.isfinite(treated) & np.isfinite(floor)]
+    sd = float(differences.std(ddof=1)) if differences.size > 1 else float("nan")
+    return {"diff_sd": sd, "n_paired": int(differences.size)}
+
+
+def _d_rel_mde(estimate) -> float:
+    """Smallest |d_rel| detectable at α = 0.05 with 80 % power, from the bootstrap CI's width
+    (a normal approximation: (z_.975 + z_.8) · SE, SE = CI width / (2 · 1.96))."""
+    if not (np.isfinite(estimate.ci_low) and np.isfinite(estimate.ci_high)):
+        return float("nan")
+    return float((1.959964 + 0.841621) * (estimate.ci_high - estimate.ci_low) / (2 * 1.959964))

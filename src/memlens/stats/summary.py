@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from memlens.numfmt import number
+
 COLUMNS = (("category", 24), ("class", 10), ("n", 6), ("mean", 7), ("sd", 7), ("elev%", 8),
            ("p_elev", 8), ("d_rel", 7), ("95% CI", 16), ("q", 8), ("cohen_d", 8), ("letters", 8))
 
@@ -71,10 +73,10 @@ def _mixed_line(mixed: Mapping | None) -> str:
 
 
 def _number(value, spec: str = ".3f") -> str:
-    return "n/a" if value is None else format(value, spec)
+    return number(value, spec)  # n/a for None / NaN / inf, 1.2e+18 for absurd magnitudes
 
 
 def _p(value) -> str:
-    if value is None:
+    if number(value) == "n/a":
         return "n/a"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
+    return "<0.001" if value < 0.001 else number(value)

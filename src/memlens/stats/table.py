@@ -19,7 +19,7 @@ from memlens.errors import MemlensError
 REQUIRED_COLUMNS = ("question_id", "condition_class", "category")
 CONDITION_CLASSES = ("control", "noise", "persona", "life_event")
 FLOOR_CATEGORY = "no_perturbation"
-DESCRIPTIVE_COLUMNS = ("stimulus_id", "sample", "model")
+DESCRIPTIVE_COLUMNS = ("stimulus_id", "sample", "model", "n_baselines")
 
 
 def load_drift_table(path: str | Path) -> pd.DataFrame:
@@ -131,13 +131,23 @@ def _text_column(values: pd.Series, column: str, source: str, line_offset: int) 
     return texts
 
 
+MAX_METRIC = 1e6
+"""Largest drift magnitude accepted: drift metrics are distances (normalised ones lie in [0, 1],
+raw DTW / edit distances count steps), so a value beyond this is a broken table, not drift.
+Small negative values stay allowed: simulated tables (and centred metrics) have them."""
+
+
 def _numeric_column(values: pd.Series, column: str, source: str, line_offset: int) -> list[float]:
     numbers: list[float] = []
     for position, value in enumerate(values.tolist()):
         number = _as_float(value)
+        shown = "" if _is_missing(value) else str(value)[:40]
+        problem = None
         if number is None or not math.isfinite(number):
-            shown = "" if _is_missing(value) else str(value)[:40]
             problem = "is empty" if not shown.strip() else f"is not a finite number: {shown!r}"
+        elif abs(number) > MAX_METRIC:
+            problem = f"is beyond ±{MAX_METRIC:g} (not a drift value): {shown!r}"
+        if problem:
             raise MemlensError(
                 f"{source}: {_where(position, line_offset)}metric column '{column}' {problem}"
             )

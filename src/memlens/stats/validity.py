@@ -1,16 +1,31 @@
 """Convergent validity of two metrics and the instrument-validity verdict (RQ1).
 
-Checks, per analysed metric unless stated:
+Checks, per analysed metric unless stated. Every check has a ``status``: ``pass``, ``fail``,
+``inconclusive`` (the run cannot decide: too little power or too wide an interval),
+``floor_unstable`` (noise drifts significantly *less* than the floor: the floor itself is off)
+or ``skipped`` (with the reason).
 
-- **specificity** — no noise category is elevated above the floor: for every ``noise`` category,
-  not (elevation > 0 and elevation p ≤ ``alpha_specificity`` = 0.05).
-- **sensitivity** — life events are elevated: the pooled ``life_event`` class has elevation > 0
-  and elevation p < ``alpha_sensitivity`` = 0.001.
+- **specificity** — noise must not drift more than the floor. Each ``noise`` category and the
+  pooled noise class are tested against the floor (paired t over questions); the categories'
+  p-values are Benjamini–Hochberg adjusted. ``fail`` when the pooled class or any category is
+  elevated (q ≤ ``alpha_specificity`` = 0.05); ``floor_unstable`` when one is significantly
+  *below* the floor; ``inconclusive`` when nothing is significant but the pooled elevation's
+  95 % CI upper bound reaches ``specificity_margin_pct`` (25 %: an elevation the size of a
+  real effect cannot be ruled out); else ``pass``.
+- **sensitivity** — life events must drift: the pooled ``life_event`` class has elevation > 0
+  and p < ``alpha_sensitivity`` = 0.001 → ``pass``. Otherwise ``fail`` when the run could detect
+  the paper-sized effect (minimum detectable elevation ≤ 23 %, :mod:`memlens.stats.power`),
+  else ``inconclusive`` (underpowered), with the questions such an effect needs.
 - **convergence** (once, DTW vs SRI category means) — Spearman ρ ≥ ``min_rho`` = 0.7 and its
-  p < 0.05. Skipped, with the reason, when the table lacks ``dtw`` or ``sri``.
+  p < 0.05. Counted only when sensitivity passed for every metric: on null data ρ is high by
+  construction (both metrics track the same noise), so it adds evidence only on top of a real
+  signal. Skipped with the reason otherwise.
 
-The verdict is ``"pass"`` when every check that could be run passed, else ``"fail"``; when it
-fails, persona results are not interpretable (the instrument did not behave as it must).
+The verdict is ``pass`` when every check that ran passed; ``fail`` when one failed;
+``inconclusive`` otherwise (some check could not decide or the floor is unstable). Only
+``pass`` makes persona results interpretable. ``explanation`` is the plain-language paragraph a
+report opens with: which check failed, by how much, whether a paper-sized effect was detectable,
+and the next step. :func:`apply_coverage` withholds the verdict when too few responses arrived.
 """
 
 from __future__ import annotations
@@ -20,10 +35,16 @@ from collections.abc import Mapping
 import numpy as np
 from scipy import stats as scipy_stats
 
+from memlens.stats.multiple import benjamini_hochberg
+from memlens.stats.power import PAPER_EFFECT_PCT, TARGET_POWER, paired_mde, questions_needed
+
 MIN_RHO = 0.7
 MAX_CONVERGENCE_P = 0.05
 ALPHA_SPECIFICITY = 0.05
 ALPHA_SENSITIVITY = 0.001
+SPECIFICITY_MARGIN_PCT = 25.0
+MIN_COVERAGE = 0.8
+"""Share of planned responses per condition class below which no verdict is stated."""
 
 
 def convergence(
@@ -53,58 +74,211 @@ def convergence(
 
 
 def validity_verdict(metric_results: Mapping[str, Mapping], convergence_result: Mapping) -> dict:
-    """Run the checks above and return ``verdict``, ``checks`` (list) and ``persona_interpretable``.
+    """Run the checks above; returns ``verdict``, ``persona_interpretable``, ``checks``,
+    ``thresholds``, ``power`` (per metric: the sensitivity MDE and what a paper-sized effect
+    needs) and ``explanation``.
 
-    ``metric_results[m]`` needs ``categories`` (name → ``condition_class``, ``elevation_pct``,
-    ``elevation_p``) and ``classes`` (class → ``elevation_pct``, ``elevation_p``).
+    ``metric_results[m]`` needs ``floor`` (``mean``), ``categories`` (name →
+    ``condition_class``, ``elevation_pct``, ``elevation_ci``, ``elevation_p``) and ``classes``
+    (class → the same plus ``diff_sd`` and ``n_paired``).
     """
-    checks = []
+    checks, power = [], {}
     for metric, result in metric_results.items():
-        checks.append(_specificity(metric, result["categories"]))
-        checks.append(_sensitivity(metric, result["classes"]))
-    checks.append(_convergence_check(convergence_result))
+        power[metric] = _sensitivity_power(result)
+        checks.append(_specificity(metric, result))
+        checks.append(_sensitivity(metric, result["classes"], power[metric]))
+    sensitive = all(c["status"] == "pass" for c in checks if c["name"] == "sensitivity")
+    checks.append(_convergence_check(convergence_result, sensitive))
     ran = [check for check in checks if check["status"] != "skipped"]
-    passed = bool(ran) and all(check["status"] == "pass" for check in ran)
-    return {"verdict": "pass" if passed else "fail", "persona_interpretable": passed,
-            "thresholds": {"alpha_specificity": ALPHA_SPECIFICITY,
-                           "alpha_sensitivity": ALPHA_SENSITIVITY,
-                           "min_rho": MIN_RHO, "max_convergence_p": MAX_CONVERGENCE_P},
-            "checks": checks}
+    if ran and all(check["status"] == "pass" for check in ran):
+        verdict = "pass"
+    elif any(check["status"] == "fail" for check in ran):
+        verdict = "fail"
+    else:
+        verdict = "inconclusive"
+    validity = {"verdict": verdict, "persona_interpretable": verdict == "pass",
+                "thresholds": {"alpha_specificity": ALPHA_SPECIFICITY,
+                               "alpha_sensitivity": ALPHA_SENSITIVITY,
+                               "specificity_margin_pct": SPECIFICITY_MARGIN_PCT,
+                               "min_rho": MIN_RHO, "max_convergence_p": MAX_CONVERGENCE_P,
+                               "paper_effect_pct": PAPER_EFFECT_PCT,
+                               "target_power": TARGET_POWER},
+                "checks": checks, "power": power}
+    validity["explanation"] = explain(validity)
+    return validity
 
 
-def _specificity(metric: str, categories: Mapping[str, Mapping]) -> dict:
+def _sensitivity_power(result: Mapping) -> dict:
+    """MDE of the life-event elevation at this run's n and spread, and the questions needed for
+    a paper-sized effect (spread from life events, else from pooled noise)."""
+    floor_mean = _finite(result["floor"].get("mean"), float("nan"))
+    source = result["classes"].get("life_event") or result["classes"].get("noise") or {}
+    sd, n = _finite(source.get("diff_sd"), float("nan")), int(source.get("n_paired") or 0)
+    if not (floor_mean > 0) or not np.isfinite(sd) or n < 2:
+        return {"mde_pct": None, "n_questions": n, "paper_effect_pct": PAPER_EFFECT_PCT,
+                "questions_for_paper_effect": None, "powered": False,
+                "note": "not estimable (fewer than two paired questions or a zero floor)"}
+    mde = 100.0 * paired_mde(sd, n, ALPHA_SENSITIVITY) / floor_mean
+    needed = questions_needed(PAPER_EFFECT_PCT / 100.0 * floor_mean, sd, ALPHA_SENSITIVITY)
+    return {"mde_pct": mde, "n_questions": n, "diff_sd": sd, "floor_mean": floor_mean,
+            "paper_effect_pct": PAPER_EFFECT_PCT, "questions_for_paper_effect": needed,
+            "powered": bool(mde <= PAPER_EFFECT_PCT)}
+
+
+def _specificity(metric: str, result: Mapping) -> dict:
+    categories = result["categories"]
     noise = {name: row for name, row in categories.items() if row["condition_class"] == "noise"}
-    elevated = [name for name, row in noise.items()
-                if _finite(row["elevation_pct"]) > 0 and _finite(row["elevation_p"], 1.0)
-                <= ALPHA_SPECIFICITY]
-    parts = [f"{name} {_signed(row['elevation_pct'])}% ({_p(row['elevation_p'])})"
+    names = list(noise)
+    q_values = benjamini_hochberg([_finite(noise[n]["elevation_p"], 1.0) for n in names])
+    q = dict(zip(names, (float(v) for v in q_values), strict=True))
+    pooled = result["classes"].get("noise", {})
+    pooled_p = _finite(pooled.get("elevation_p"), 1.0)
+    pooled_pct = _finite(pooled.get("elevation_pct"))
+    upper = (pooled.get("elevation_ci") or [None, None])[1]
+    elevated = [n for n in names if _finite(noise[n]["elevation_pct"]) > 0
+                and q[n] <= ALPHA_SPECIFICITY]
+    below = [n for n in names if _finite(noise[n]["elevation_pct"]) < 0
+             and q[n] <= ALPHA_SPECIFICITY]
+    if pooled_pct > 0 and pooled_p <= ALPHA_SPECIFICITY:
+        elevated = ["noise (pooled)", *elevated]
+    if pooled_pct < 0 and pooled_p <= ALPHA_SPECIFICITY:
+        below = ["noise (pooled)", *below]
+    parts = [f"{name} {_signed(row['elevation_pct'])}% (q={_q(q[name])})"
              for name, row in noise.items()]
-    return {"name": "specificity", "metric": metric,
-            "status": "fail" if elevated else "pass", "elevated": elevated,
-            "detail": "noise vs floor: " + ", ".join(parts)}
+    detail = (f"pooled noise vs floor {_signed(pooled.get('elevation_pct'))}% "
+              f"(CI {_signed((pooled.get('elevation_ci') or [None])[0])}% to {_signed(upper)}%, "
+              f"{_p(pooled.get('elevation_p'))}); " + ", ".join(parts))
+    if elevated:
+        status = "fail"
+    elif below:
+        status = "floor_unstable"
+    elif upper is None or not np.isfinite(upper) or upper >= SPECIFICITY_MARGIN_PCT:
+        status = "inconclusive"
+    else:
+        status = "pass"
+    return {"name": "specificity", "metric": metric, "status": status, "elevated": elevated,
+            "below_floor": below, "pooled_ci_high": upper, "detail": detail}
 
 
-def _sensitivity(metric: str, classes: Mapping[str, Mapping]) -> dict:
+def _sensitivity(metric: str, classes: Mapping[str, Mapping], power: Mapping) -> dict:
     life = classes.get("life_event")
     if life is None:
         return {"name": "sensitivity", "metric": metric, "status": "fail",
                 "detail": "no life_event rows: the positive control is missing"}
     ok = _finite(life["elevation_pct"]) > 0 and _finite(life["elevation_p"], 1.0) \
         < ALPHA_SENSITIVITY
-    return {"name": "sensitivity", "metric": metric, "status": "pass" if ok else "fail",
+    if ok:
+        status = "pass"
+    else:
+        status = "fail" if power.get("powered") else "inconclusive"
+    mde = power.get("mde_pct")
+    return {"name": "sensitivity", "metric": metric, "status": status,
+            "elevation_pct": life.get("elevation_pct"), "mde_pct": mde,
             "detail": f"life events vs floor: {_signed(life['elevation_pct'])}% "
-                      f"({_p(life['elevation_p'])})"}
+                      f"({_p(life['elevation_p'])}); detectable with 80% power: "
+                      f"{_signed(mde) if mde is not None else 'n/a'}% or more"}
 
 
-def _convergence_check(result: Mapping) -> dict:
+def _convergence_check(result: Mapping, sensitive: bool) -> dict:
     if "omitted" in result:
         return {"name": "convergence", "metric": None, "status": "skipped",
                 "detail": result["omitted"]}
+    detail = (f"Spearman rho={result['spearman']:.3f} ({_p(result['spearman_p'])}), "
+              f"Pearson r={result['pearson']:.3f} over {result['n_categories']} categories")
+    if not sensitive:
+        return {"name": "convergence", "metric": "+".join(result["metrics"]), "status": "skipped",
+                "detail": detail + "; not counted: it adds evidence only once sensitivity "
+                                   "passes (on null data rho is high too)"}
     ok = result["spearman"] >= MIN_RHO and result["spearman_p"] < MAX_CONVERGENCE_P
     return {"name": "convergence", "metric": "+".join(result["metrics"]),
-            "status": "pass" if ok else "fail",
-            "detail": f"Spearman rho={result['spearman']:.3f} ({_p(result['spearman_p'])}), "
-                      f"Pearson r={result['pearson']:.3f} over {result['n_categories']} categories"}
+            "status": "pass" if ok else "fail", "detail": detail}
+
+
+def explain(validity: Mapping) -> str:
+    """The report's first paragraph: the verdict, what failed by how much, whether a
+    paper-sized effect was detectable, and the next step."""
+    verdict = validity["verdict"]
+    checks = validity["checks"]
+    if verdict == "not_stated":
+        return str(validity.get("coverage_note", "too few responses for a verdict"))
+    if verdict == "pass":
+        return ("The instrument behaved as it must: noise did not drift, life events did, and "
+                "the two metrics agree. Persona results below are interpretable.")
+    sentences = []
+    for check in checks:
+        name, metric, status = check["name"], check.get("metric"), check["status"]
+        if status == "fail" and name == "specificity":
+            sentences.append(f"Specificity failed on {metric}: content-free noise drifted more "
+                             f"than the floor ({', '.join(check['elevated'])}) — the prompt "
+                             "scaffolding or the labeler, not memory, moves the reasoning.")
+        elif status == "floor_unstable":
+            sentences.append(f"The floor is unstable on {metric}: noise drifted significantly "
+                             f"less than two no-memory samples ({', '.join(check['below_floor'])})"
+                             "; more no-memory baselines per question (--baselines) steady it.")
+        elif status == "inconclusive" and name == "specificity":
+            sentences.append(f"Specificity is undecided on {metric}: no noise category is "
+                             "elevated, but the interval still allows noise elevations up to "
+                             f"{_signed(check.get('pooled_ci_high'))}% (margin "
+                             f"{SPECIFICITY_MARGIN_PCT:.0f}%).")
+        elif name == "sensitivity" and status in ("fail", "inconclusive"):
+            power = validity["power"].get(metric, {})
+            mde, need = power.get("mde_pct"), power.get("questions_for_paper_effect")
+            head = (f"Sensitivity {'failed' if status == 'fail' else 'is undecided'} on "
+                    f"{metric}: life events moved drift by {_signed(check.get('elevation_pct'))}%"
+                    f" (needs p < {ALPHA_SENSITIVITY}).")
+            if status == "fail":
+                head += (f" This run could detect {_signed(mde)}% or more, so a paper-sized "
+                         f"effect (+{PAPER_EFFECT_PCT:.0f}%) would have shown: the model (or the "
+                         "labeler) does not respond to life events.")
+            else:
+                need_text = (f"about {need} questions" if need else
+                             "more questions than is practical")
+                head += (f" This run could only detect {_signed(mde)}% or more, so it could "
+                         f"not see a paper-sized effect (+{PAPER_EFFECT_PCT:.0f}%); that needs "
+                         f"{need_text} at this spread.")
+            sentences.append(head)
+        elif status == "fail" and name == "convergence":
+            sentences.append(f"Convergence failed: {check['detail']}.")
+    steps = _next_steps(validity)
+    opener = ("The instrument failed: persona results are not interpretable." if verdict == "fail"
+              else "The instrument could not decide: persona results are not interpretable yet.")
+    return " ".join([opener, *sentences, *(["Next: " + steps] if steps else [])])
+
+
+def _next_steps(validity: Mapping) -> str:
+    statuses = {(c["name"], c["status"]) for c in validity["checks"]}
+    advice = []
+    if ("sensitivity", "inconclusive") in statuses:
+        needs = [p.get("questions_for_paper_effect") for p in validity["power"].values()
+                 if p.get("questions_for_paper_effect")]
+        advice.append(f"more questions (--n-questions {max(needs)})" if needs else
+                      "more questions")
+    if any(s == "floor_unstable" for _, s in statuses) or \
+            ("specificity", "inconclusive") in statuses:
+        advice.append("more no-memory baselines (--baselines 5 or more)")
+    if ("sensitivity", "fail") in statuses or ("specificity", "fail") in statuses:
+        advice.append("another labeler (--labeler MODEL) or a more capable model")
+    return "; ".join(advice) + "." if advice else ""
+
+
+def apply_coverage(validity: dict, coverage: Mapping[str, Mapping],
+                   threshold: float = MIN_COVERAGE) -> dict:
+    """Withhold the verdict when a condition class has fewer usable responses than
+    ``threshold`` × planned. ``coverage`` maps a class to ``planned`` and ``usable`` counts;
+    the result records it and, below the threshold, sets ``verdict`` to ``not_stated``."""
+    low = {klass: row for klass, row in coverage.items()
+           if row.get("planned") and row["usable"] / row["planned"] < threshold}
+    validity = {**validity, "coverage": dict(coverage), "min_coverage": threshold}
+    if low:
+        parts = ", ".join(f"{k} {row['usable']}/{row['planned']}" for k, row in sorted(low.items()))
+        validity.update(verdict="not_stated", persona_interpretable=False,
+                        verdict_if_stated=validity["verdict"],
+                        coverage_note=(f"No verdict: too few usable responses ({parts}; at "
+                                       f"least {threshold:.0%} of the planned responses of every "
+                                       "condition class are needed). Re-run the same command "
+                                       "to retry failed calls, or see the data-quality table."))
+        validity["explanation"] = explain(validity)
+    return validity
 
 
 def _finite(value, default: float = 0.0) -> float:
@@ -112,10 +286,18 @@ def _finite(value, default: float = 0.0) -> float:
 
 
 def _signed(value) -> str:
-    return "n/a" if value is None or not np.isfinite(value) else f"{value:+.1f}"
+    from memlens.numfmt import number
+
+    return number(value, "+.1f")
+
+
+def _q(value) -> str:
+    return "n/a" if value is None or not np.isfinite(value) else f"{value:.3f}"
 
 
 def _p(value) -> str:
-    if value is None or not np.isfinite(value):
+    from memlens.numfmt import number
+
+    if number(value) == "n/a":
         return "p=n/a"
-    return "p<0.001" if value < 0.001 else f"p={value:.3f}"
+    return "p<0.001" if value < 0.001 else f"p={number(value)}"

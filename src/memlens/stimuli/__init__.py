@@ -7,12 +7,21 @@ from memlens.stimuli.catalogue import (
     load_stimuli,
     select_stimuli,
 )
-from memlens.stimuli.inject import ACKNOWLEDGEMENT, INJECTION_MODES, MEMORY_HEADER, inject
+from memlens.stimuli.inject import (
+    ACKNOWLEDGEMENT,
+    HISTORY_PREFIX,
+    INJECTION_MODES,
+    MEMORY_HEADER,
+    MemoryTemplate,
+    inject,
+)
 
 __all__ = [
     "ACKNOWLEDGEMENT",
+    "HISTORY_PREFIX",
     "INJECTION_MODES",
     "MEMORY_HEADER",
+    "MemoryTemplate",
     "STIMULUS_CLASSES",
     "Stimulus",
     "inject",

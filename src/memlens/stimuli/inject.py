@@ -1,16 +1,24 @@
-"""Injection modes: pure functions from (question, stimulus, mode) to chat messages.
+"""Injection modes: pure functions from (question, stimulus, mode, template) to chat messages.
 
 * ``prefix`` — the stimulus line, a newline, then the question, in one user turn (the paper's
-  setting, App. E);
-* ``system`` — a "memory about the user" block in the system prompt, as deployed assistants do;
-* ``history`` — an earlier user turn stating the fact and a short fixed assistant
+  setting, App. E); the no-memory control is the question alone, exactly as in the paper;
+* ``system`` — a memory block in the system prompt, as deployed assistants do:
+  ``{header}\\n- {memory}``;
+* ``history`` — an earlier user turn ``{history_prefix}{memory}``, a fixed assistant
   acknowledgement, then the question.
 
-An empty stimulus (``control/no_perturbation``) always yields just the question (plus the given
-system prompt, if any), so the no-memory baseline is the same message list in every mode.
+**Matched scaffolding.** In ``system`` and ``history`` mode every condition — the no-memory
+control included — goes through the same template; conditions differ only in the memory text,
+which is empty for the control (the block keeps its header and an empty item; the earlier turn
+keeps its prefix and the acknowledgement). So the scaffolding itself can never look like drift:
+a noise stimulus is compared with a control that has the same header, turns and wording.
+The template is user-settable (:class:`MemoryTemplate`) so an audit can mirror a product's own
+memory format.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from memlens.errors import MemlensError
 from memlens.stimuli.catalogue import Stimulus
@@ -18,10 +26,22 @@ from memlens.stimuli.catalogue import Stimulus
 INJECTION_MODES = ("prefix", "system", "history")
 
 MEMORY_HEADER = "Memory about the user (saved from earlier conversations):"
-"""First line of the memory block in ``system`` mode."""
+"""Default first line of the memory block in ``system`` mode."""
+
+HISTORY_PREFIX = "Please remember this about me: "
+"""Default text before the memory in ``history`` mode's earlier user turn."""
 
 ACKNOWLEDGEMENT = "Thanks for telling me. I'll keep that in mind."
-"""The fixed assistant turn after the disclosure in ``history`` mode."""
+"""Default fixed assistant turn after the disclosure in ``history`` mode."""
+
+
+@dataclass(frozen=True)
+class MemoryTemplate:
+    """How memory is rendered in ``system`` and ``history`` mode (``prefix`` is the paper's)."""
+
+    header: str = MEMORY_HEADER
+    history_prefix: str = HISTORY_PREFIX
+    acknowledgement: str = ACKNOWLEDGEMENT
 
 
 def inject(
@@ -29,16 +49,21 @@ def inject(
     stimulus: Stimulus | str,
     mode: str = "prefix",
     system_prompt: str | None = None,
+    template: MemoryTemplate | None = None,
 ) -> list[dict]:
     """Chat messages that put ``stimulus`` into memory and ask ``question_text``.
 
-    ``stimulus`` is a ``Stimulus`` or its text. The stimulus text is used verbatim (whitespace
-    noise stays whitespace). Unknown ``mode`` raises ``MemlensError``.
+    ``stimulus`` is a ``Stimulus`` or its text (empty for the no-memory control). The text is
+    used verbatim (whitespace noise stays whitespace). Unknown ``mode`` raises ``MemlensError``.
 
     >>> inject("Tea or coffee?", "I am 19 years old.")
     [{'role': 'user', 'content': 'I am 19 years old.\\nTea or coffee?'}]
-    >>> inject("Tea or coffee?", "", mode="history")
+    >>> inject("Tea or coffee?", "")
     [{'role': 'user', 'content': 'Tea or coffee?'}]
+    >>> inject("Tea or coffee?", "", mode="system")[0]["content"]
+    'Memory about the user (saved from earlier conversations):\\n- '
+    >>> [m["content"] for m in inject("Tea or coffee?", "", mode="history")][:1]
+    ['Please remember this about me: ']
     >>> [m["role"] for m in inject("Tea or coffee?", "I'm deaf.", mode="history")]
     ['user', 'assistant', 'user']
     """
@@ -47,17 +72,17 @@ def inject(
         raise MemlensError(f"stimulus must be a Stimulus or a string, got {type(stimulus).__name__}")
     if mode not in INJECTION_MODES:
         raise MemlensError(f"unknown injection mode {mode!r} (valid: {', '.join(INJECTION_MODES)})")
+    template = template or MemoryTemplate()
     question = {"role": "user", "content": question_text}
-    if text == "":
-        return _with_system(system_prompt, [question])
     if mode == "prefix":
-        return _with_system(system_prompt, [{"role": "user", "content": f"{text}\n{question_text}"}])
+        content = f"{text}\n{question_text}" if text else question_text
+        return _with_system(system_prompt, [{"role": "user", "content": content}])
     if mode == "system":
-        block = f"{MEMORY_HEADER}\n- {text}"
+        block = f"{template.header}\n- {text}"
         content = f"{system_prompt}\n\n{block}" if system_prompt else block
         return [{"role": "system", "content": content}, question]
-    turns = [{"role": "user", "content": text},
-             {"role": "assistant", "content": ACKNOWLEDGEMENT}, question]
+    turns = [{"role": "user", "content": f"{template.history_prefix}{text}"},
+             {"role": "assistant", "content": template.acknowledgement}, question]
     return _with_system(system_prompt, turns)
 
 

@@ -2,6 +2,6 @@
 generic stage tables — with export to Parquet / CSV / JSONL. See docs/run-store.md."""
 
 from memlens.store.hashing import file_sha256
-from memlens.store.runstore import DB_NAME, RunStore
+from memlens.store.runstore import DB_NAME, RunStore, StoreWriteError
 
-__all__ = ["DB_NAME", "RunStore", "file_sha256"]
+__all__ = ["DB_NAME", "RunStore", "StoreWriteError", "file_sha256"]

@@ -71,7 +71,8 @@ def _finite(value: Any) -> Any:
 
 
 def redact_mapping(value: Any) -> Any:
-    """Replace values stored under secret-looking names (``api_key``, ``token``…) by a marker.
+    """Replace values stored under secret-looking names (``api_key``, ``token``…) by a marker,
+    and drop credentials from URLs in string values.
 
     >>> redact_mapping({"model": "m", "openai": {"api_key": "sk-1", "n": 2}})
     {'model': 'm', 'openai': {'api_key': '<redacted>', 'n': 2}}
@@ -81,6 +82,10 @@ def redact_mapping(value: Any) -> Any:
                 for key, item in value.items()}
     if isinstance(value, list):
         return [redact_mapping(item) for item in value]
+    if isinstance(value, str):  # e.g. a model string with credentials in its base URL
+        from memlens.models.public import scrub_credentials
+
+        return scrub_credentials(value)
     return value
 
 
@@ -90,4 +95,6 @@ def redact_text(text: str) -> str:
     for name, secret in os.environ.items():
         if len(secret) >= 8 and _SECRET_ENV.search(name) and secret in text:
             text = text.replace(secret, REDACTED)
-    return text
+    from memlens.models.public import scrub_credentials
+
+    return scrub_credentials(text)

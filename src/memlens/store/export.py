@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from memlens.errors import MemlensError
+from memlens.fileio import atomic_path, atomic_write_text
 
 FORMATS = (".parquet", ".csv", ".jsonl")
 _JSON_COLUMNS = ("messages", "params", "value")
@@ -40,8 +40,8 @@ def write_records(records: list[dict[str, Any]], path: Path, table: str) -> int:
     """Write ``records`` of ``table`` to ``path``; returns the row count.
 
     Nested values (lists, dicts) stay nested in JSONL and become JSON text in CSV / Parquet.
-    The file is written to a temporary name first, so an interrupted export leaves no
-    half-written file.
+    The file is written atomically (``memlens.fileio``): an interrupted or failed export
+    leaves no half-written file and keeps an earlier export intact.
     """
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
@@ -50,17 +50,12 @@ def write_records(records: list[dict[str, Any]], path: Path, table: str) -> int:
     if not path.parent.is_dir():
         raise MemlensError(f"cannot export to '{path}': directory {path.parent} does not exist")
     flat = flatten_records(records, table)
-    partial = path.with_name(path.name + ".partial")
-    try:
-        if suffix == ".jsonl":
-            with open(partial, "w", encoding="utf-8") as handle:
-                for record in flat:
-                    handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        else:
-            _write_table(flat, partial, suffix)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    if suffix == ".jsonl":
+        atomic_write_text(path, "".join(json.dumps(record, ensure_ascii=False, default=str) + "\n"
+                                        for record in flat))
+    else:
+        with atomic_path(path) as temporary:
+            _write_table(flat, temporary, suffix)
     return len(flat)
 
 

@@ -8,14 +8,25 @@ Durability: WAL with ``synchronous=NORMAL``. Every committed transaction survive
 being killed (SIGKILL, Ctrl-C, a crash): the WAL is written before COMMIT returns and SQLite
 recovers it on the next open. Only an operating-system crash or power cut can lose the last few
 commits (never corrupt the file); for a request cache that costs at most re-paying those calls,
-while ``FULL`` would add an fsync to every commit.
+while ``FULL`` would add an fsync to every commit. The WAL is checkpointed into the main file
+every ``CHECKPOINT_EVERY_COMMITS`` commits or ``CHECKPOINT_EVERY_SECONDS`` (PASSIVE, never
+waits) and truncated on close, so the main file grows during a run.
+
+Safety: a new store is built under a temporary name and renamed into place, so
+``memlens.sqlite`` is always a complete store carrying the memlens marker
+(``PRAGMA application_id``). An existing file that is empty, not SQLite, or SQLite without the
+marker / memlens's tables is refused with a ``MemlensError`` — never silently replaced by a new
+run. A failed write (disk full, I/O error) is a ``StoreWriteError`` naming the run directory;
+everything committed before stays.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -24,6 +35,7 @@ from typing import Any
 
 from memlens import __version__
 from memlens.errors import MemlensError
+from memlens.fileio import fsync_directory
 from memlens.models.base import ChatRequest, ChatResponse, ModelCallError
 from memlens.store import lock
 from memlens.store.encoding import (
@@ -36,6 +48,11 @@ from memlens.store.encoding import (
 
 DB_NAME = "memlens.sqlite"
 SCHEMA_VERSION = 1
+APPLICATION_ID = 0x6D6C6E73  # "mlns" in the SQLite header: this file is a memlens run store
+CHECKPOINT_EVERY_COMMITS = 100
+CHECKPOINT_EVERY_SECONDS = 2.0
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_MEMLENS_TABLES = frozenset({"manifest", "responses", "failures"})  # stores older than the marker
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS manifest (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS responses (
@@ -52,6 +69,11 @@ Outcome = ChatResponse | ModelCallError
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class StoreWriteError(MemlensError):
+    """SQLite could not write to the run store (disk full, I/O error, locked); nothing that was
+    committed before is lost."""
 
 
 class RunStore:
@@ -74,6 +96,8 @@ class RunStore:
         self.read_only = read_only
         self._mutex = threading.RLock()  # one connection, shared by the engine's writer thread
         self._lock_token: str | None = None
+        self._commits_since_checkpoint = 0
+        self._last_checkpoint = time.monotonic()
         self._conn = self._open_read_only() if read_only else self._open_writable()
 
     # -- opening and closing -------------------------------------------------------------
@@ -88,27 +112,72 @@ class RunStore:
                                f"{error.strerror or error}") from None
         conn = None
         try:
+            if not self.path.exists():
+                self._create()
+            self._check_file()
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
                                    check_same_thread=False)
             self._check_database(conn)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                conn.execute(f"PRAGMA application_id={APPLICATION_ID}")  # mark an older store
             conn.execute("INSERT OR IGNORE INTO manifest VALUES ('memlens_version', ?), "
                          "('created_at', ?)", (json.dumps(__version__), json.dumps(_now())))
         except BaseException as error:
             if conn is not None:
                 conn.close()  # idempotent: _check_database may have closed it already
             lock.release(self._lock_token)
-            if isinstance(error, sqlite3.OperationalError | OSError):
+            if isinstance(error, sqlite3.Error | OSError):
                 raise MemlensError(f"cannot write the run store {self.path}: {error}") from None
             raise
         return conn
 
+    def _create(self) -> None:
+        """Build a complete, marked store under a temporary name, then rename it into place:
+        a kill never leaves a half-made ``memlens.sqlite`` (call with the lock held)."""
+        building = self.path.with_name(DB_NAME + ".creating")
+        for leftover in ("", "-wal", "-shm", "-journal"):  # from a run killed while creating
+            Path(f"{building}{leftover}").unlink(missing_ok=True)
+        for orphan in ("-wal", "-shm"):  # of a deleted store: SQLite would replay it into ours
+            Path(f"{self.path}{orphan}").unlink(missing_ok=True)
+        conn = sqlite3.connect(building, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            conn.execute("INSERT INTO manifest VALUES ('memlens_version', ?), ('created_at', ?)",
+                         (json.dumps(__version__), json.dumps(_now())))
+        finally:
+            conn.close()  # the only connection: checkpoints everything into the file, drops WAL
+        os.replace(building, self.path)
+        fsync_directory(self.run_dir)
+
+    def _check_file(self) -> None:
+        """Refuse an empty or non-SQLite ``memlens.sqlite`` before SQLite touches it."""
+        with open(self.path, "rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+        if not header:
+            raise MemlensError(
+                f"{self.path} is empty (0 bytes), not a memlens run store; refusing to start a "
+                "new run over it (its cached responses are gone). Move it away or delete it to "
+                "start afresh, or restore it from a backup")
+        if header != _SQLITE_HEADER:
+            raise MemlensError(f"{self.path} is not a memlens run store (not an SQLite "
+                               "database); move it away or choose another run directory")
+
     def _open_read_only(self) -> sqlite3.Connection:
         if not self.path.is_file():
             raise MemlensError(f"no run store in {self.run_dir} (missing {DB_NAME})")
+        try:
+            self._check_file()
+        except OSError as error:
+            raise MemlensError(f"cannot read the run store {self.path}: "
+                               f"{error.strerror or error}") from None
         conn = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True,
                                timeout=30, isolation_level=None, check_same_thread=False)
         self._check_database(conn)
@@ -117,6 +186,9 @@ class RunStore:
     def _check_database(self, conn: sqlite3.Connection) -> None:
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
+            marker = conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = {name for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
         except sqlite3.DatabaseError as error:
             conn.close()
             raise MemlensError(f"{self.path} is not a memlens run store ({error})") from None
@@ -124,11 +196,20 @@ class RunStore:
             conn.close()
             raise MemlensError(f"{self.path} was written by a newer memlens (store schema "
                                f"{version}, this version reads {SCHEMA_VERSION}); upgrade memlens")
+        if marker != APPLICATION_ID and not (marker == 0 and _MEMLENS_TABLES <= tables):
+            conn.close()
+            found = ", ".join(sorted(tables)) or "none"
+            raise MemlensError(
+                f"{self.path} is an SQLite database but not a memlens run store (no memlens "
+                f"marker or tables; its tables: {found}); refusing to use it — move it away or "
+                "choose another run directory")
 
     def close(self) -> None:
         """Close the connection and release the run-directory lock (idempotent)."""
         with self._mutex:
             if self._conn is not None:
+                if not self.read_only:
+                    self._checkpoint("TRUNCATE", busy_timeout_ms=1000)
                 self._conn.close()
                 self._conn = None
             if self._lock_token is not None:
@@ -149,18 +230,46 @@ class RunStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` … ``COMMIT``; rolled back on any exception."""
+        """One ``BEGIN IMMEDIATE`` … ``COMMIT``; rolled back on any exception. An SQLite error
+        (disk full, I/O error…) becomes a ``StoreWriteError`` naming the run directory."""
         with self._mutex:
             conn = self._open_connection()
             if self.read_only:
                 raise MemlensError(f"run store {self.path} was opened read-only")
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    _rollback(conn)
+                    raise
+                conn.execute("COMMIT")
+            except sqlite3.Error as error:
+                _rollback(conn)  # SQLite may already have rolled back a failed COMMIT
+                raise self._write_error(error) from None
+            self._commits_since_checkpoint += 1
+            if (self._commits_since_checkpoint >= CHECKPOINT_EVERY_COMMITS
+                    or time.monotonic() - self._last_checkpoint >= CHECKPOINT_EVERY_SECONDS):
+                self._checkpoint("PASSIVE")
+
+    def _write_error(self, error: sqlite3.Error) -> StoreWriteError:
+        name = getattr(error, "sqlite_errorname", "")
+        detail = f"the disk is full ({error})" if name == "SQLITE_FULL" else str(error)
+        return StoreWriteError(f"cannot write to the run store in {self.run_dir}: {detail}; "
+                               "everything committed before is kept — fix the cause and run "
+                               "again to resume")
+
+    def _checkpoint(self, mode: str, busy_timeout_ms: int | None = None) -> None:
+        """Copy the WAL into the main file (best effort: the data is safe in the WAL either
+        way); call with ``self._mutex`` held."""
+        self._commits_since_checkpoint = 0
+        self._last_checkpoint = time.monotonic()
+        try:
+            if busy_timeout_ms is not None:
+                self._conn.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
+            self._conn.execute(f"PRAGMA wal_checkpoint({mode})")
+        except sqlite3.Error:
+            pass
 
     def _query(self, sql: str, parameters: Iterable[Any] = ()) -> list[tuple]:
         with self._mutex:
@@ -215,19 +324,34 @@ class RunStore:
 
     def put_results(self, results: Iterable[tuple[str, ChatRequest, Outcome]], *,
                     model_id: str = "") -> None:
-        """Store many responses / failures in one transaction (the engine's writer uses this)."""
-        successes, failures = [], []
+        """Store many responses / failures in one transaction (the engine's writer uses this).
+
+        If that commit fails (disk full, I/O error), each result is retried in its own
+        transaction, so every one that still fits is kept; a ``StoreWriteError`` saying how
+        many were kept is raised only if some could not be stored.
+        """
         now = _now()
-        for key, request, outcome in results:
-            common = (key, model_id, request.tag, request.sample_index,
-                      to_json(list(request.messages), f"messages of request {request.tag!r}"),
-                      to_json(request.params.to_dict(), f"params of request {request.tag!r}"))
-            if isinstance(outcome, ModelCallError):
-                failures.append((*common, redact_text(outcome.reason), outcome.attempts, now))
-            else:
-                successes.append((*common, to_json(outcome.to_dict(), f"response {key}"),
-                                  outcome.prompt_tokens, outcome.completion_tokens,
-                                  outcome.latency_s, now))
+        rows = [_result_row(key, request, outcome, model_id, now)
+                for key, request, outcome in results]
+        try:
+            self._write_result_rows(rows)
+        except StoreWriteError as error:
+            if len(rows) < 2:
+                raise
+            kept = 0
+            for row in rows:
+                try:
+                    self._write_result_rows([row])
+                    kept += 1
+                except StoreWriteError:
+                    pass
+            if kept < len(rows):
+                raise StoreWriteError(f"{error} ({kept} of the {len(rows)} results in the "
+                                      "failed commit were then stored one by one)") from None
+
+    def _write_result_rows(self, rows: list[tuple[bool, tuple]]) -> None:
+        successes = [values for is_failure, values in rows if not is_failure]
+        failures = [values for is_failure, values in rows if is_failure]
         with self._transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                              successes)
@@ -322,6 +446,26 @@ class RunStore:
         from memlens.store.export import write_records
 
         return write_records(self.records(table), Path(path), table)
+
+
+def _result_row(key: str, request: ChatRequest, outcome: Outcome, model_id: str,
+                now: str) -> tuple[bool, tuple]:
+    """``(is_failure, values)`` for the ``failures`` or ``responses`` table."""
+    common = (key, model_id, request.tag, request.sample_index,
+              to_json(list(request.messages), f"messages of request {request.tag!r}"),
+              to_json(request.params.to_dict(), f"params of request {request.tag!r}"))
+    if isinstance(outcome, ModelCallError):
+        return True, (*common, redact_text(outcome.reason), outcome.attempts, now)
+    return False, (*common, to_json(outcome.to_dict(), f"response {key}"),
+                   outcome.prompt_tokens, outcome.completion_tokens, outcome.latency_s, now)
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # the transaction is gone either way
 
 
 def _decode(record: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from memlens.models.base import ChatResponse, ModelCallError
+from memlens.rowkeys import join_key
 from memlens.tooldrift.schema import Entry
 
 _TYPES = {"string": str, "boolean": bool, "object": dict, "array": list}
@@ -82,7 +83,7 @@ def call_row(entry: Entry, condition: str, k: int, reply: ChatResponse | ModelCa
              constrained: bool) -> dict:
     """The CALLS row for one reply. ``constrained`` = the arguments came as JSON text (backend
     without native tools) rather than as a tool call."""
-    row: dict[str, Any] = {"id": f"{entry.id}|{condition}|{k}", "entry_id": entry.id,
+    row: dict[str, Any] = {"id": join_key(entry.id, condition, k), "entry_id": entry.id,
                            "condition": condition, "k": k, "arguments": None}
     if isinstance(reply, ModelCallError):
         return {**row, "status": "failed", "error": reply.reason}

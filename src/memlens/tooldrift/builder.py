@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memlens.engine import run_requests
+from memlens.fileio import atomic_write_text
 from memlens.models.base import ChatModel, ChatRequest, ChatResponse, GenerationParams
 from memlens.store import RunStore
 from memlens.tooldrift.arguments import call_row, parse_json_arguments
@@ -175,9 +176,9 @@ def build_dataset(generator: ChatModel, target: ChatModel, judge: ChatModel, out
                     rubrics.append(rubric_to_dict(best.rubric))
     for folder, items in (("scenarios", entries), ("rubrics/all_params", rubrics)):
         (out / folder).mkdir(parents=True, exist_ok=True)
-        (out / folder / f"{dimension}.json").write_text(
-            json.dumps(items, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / "build_log.jsonl").write_text(
-        "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in log), encoding="utf-8")
+        atomic_write_text(out / folder / f"{dimension}.json",
+                          json.dumps(items, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(out / "build_log.jsonl",
+                      "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in log))
     return {"scenarios": len(entries), "attempts": len(log),
             "failed_scenarios": len(domains) * per_domain - len(entries)}

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from memlens.errors import MemlensError
+from memlens.fileio import atomic_write_text
 from memlens.jsonl import iter_json_objects, read_text
 from memlens.tooldrift.schema import CONDITIONS
 
@@ -72,6 +73,5 @@ def write_calls(rows: list[dict], path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     order = {condition: i for i, condition in enumerate(CONDITIONS)}
     ordered = sorted(rows, key=lambda r: (r["entry_id"], order[r["condition"]], r["k"]))
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ordered),
-                    encoding="utf-8")
+    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ordered))
     return path

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memlens.errors import MemlensError, missing_extra
+from memlens.rowkeys import join_key
 from memlens.tooldrift.schema import Entry
 
 ACKNOWLEDGEMENT = "Thanks for telling me, I'll keep that in mind."
@@ -74,7 +75,7 @@ class FrameworkMemory:
         """Base memory verbatim, then whatever the framework retrieves for the user's request."""
         if condition == "base":
             return entry.memories("base")
-        user_id = f"{entry.id}|{condition}"
+        user_id = join_key(entry.id, condition)
         if not self._results(self.client.get_all(filters={"user_id": user_id})):
             self._encode(entry, condition, user_id)  # a resumed run finds it stored already
         hits = self._results(self.client.search(entry.user_prompt, filters={"user_id": user_id},
@@ -83,7 +84,7 @@ class FrameworkMemory:
         for rank, hit in enumerate(hits):
             text = str(hit.get("memory", ""))
             texts.append(text)
-            self.records.append({"id": f"{user_id}|{rank}", "entry_id": entry.id,
+            self.records.append({"id": join_key(entry.id, condition, rank), "entry_id": entry.id,
                                  "condition": condition, "framework": self.name, "rank": rank,
                                  "text": text, "score": hit.get("score"),
                                  "source": source_of(text, entry)})

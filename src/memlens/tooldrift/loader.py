@@ -11,14 +11,13 @@ Layout (every part but ``scenarios/`` optional)::
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from memlens.errors import MemlensError
-from memlens.jsonl import read_text
+from memlens.jsonl import parse_json, read_text
 from memlens.tooldrift.schema import (
     Entry,
     Rubric,
@@ -45,11 +44,7 @@ def bundled_path() -> Path:
 
 def read_json_list(path: Path) -> list:
     """Parse ``path`` as a JSON list, with a clear error naming the file and line."""
-    text = read_text(path, "JSON file")
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise MemlensError(f"{path}: line {error.lineno}: invalid JSON ({error.msg})") from error
+    value = parse_json(read_text(path, "JSON file"), str(path))
     if not isinstance(value, list):
         raise MemlensError(f"{path}: must hold a JSON list of entries, got {type(value).__name__}")
     return value

@@ -5,8 +5,10 @@ Every string that may come from a model or a user file is escaped in the HTML.
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
+
+from memlens.fileio import atomic_write_text
+from memlens.textsafe import escape_html
 
 
 def _number(value: float | None) -> str:
@@ -53,13 +55,13 @@ def format_table(summary: dict) -> str:
 
 
 def _cell(text: str) -> str:
-    return f"<td>{html.escape(text)}</td>"
+    return f"<td>{escape_html(text)}</td>"
 
 
 def render_html(summary: dict, calls: list[dict] | None = None, title: str = "MemDrift tool drift") -> str:
     """A self-contained HTML page: the summary table, counts, per-scenario rates and (optionally)
     the raw calls, with every value escaped."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER)
+    head = "".join(f"<th>{escape_html(h)}</th>" for h in HEADER)
     body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in table_rows(summary))
     scenario_rows = "".join(
         "<tr>" + "".join(_cell(c) for c in (s["entry_id"], _number(s["r_neutral"]),
@@ -77,13 +79,13 @@ def render_html(summary: dict, calls: list[dict] | None = None, title: str = "Me
         calls_html = ("<h2>Calls</h2><table><tr><th>entry</th><th>condition</th><th>k</th>"
                       "<th>status</th><th>arguments</th><th>error</th><th>text</th></tr>"
                       f"{call_rows}</table>")
-    counts = html.escape(format_table(summary).splitlines()[-1])
+    counts = escape_html(format_table(summary).splitlines()[-1])
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
+        f"<title>{escape_html(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
         "table{border-collapse:collapse;margin-bottom:1.5em}td,th{border:1px solid #ccc;"
         "padding:3px 8px;font-size:13px;text-align:left}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><p>Δ = r_biased − r_neutral; rates are the share of "
+        f"<h1>{escape_html(title)}</h1><p>Δ = r_biased − r_neutral; rates are the share of "
         "task-critical parameters strictly worse than the matched base call.</p>"
         f"<table><tr>{head}</tr>{body}</table><p>{counts}</p>"
         "<h2>Scenarios</h2><table><tr><th>entry</th><th>r_neutral</th><th>r_biased</th></tr>"
@@ -94,5 +96,5 @@ def render_html(summary: dict, calls: list[dict] | None = None, title: str = "Me
 def write_html(summary: dict, out_dir: str | Path, calls: list[dict] | None = None) -> Path:
     """Write ``out_dir/tooldrift.html``."""
     path = Path(out_dir) / "tooldrift.html"
-    path.write_text(render_html(summary, calls), encoding="utf-8")
+    atomic_write_text(path, render_html(summary, calls))
     return path

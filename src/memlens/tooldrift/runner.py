@@ -15,6 +15,7 @@ from typing import Protocol
 
 from memlens.engine import run_requests
 from memlens.errors import MemlensError
+from memlens.fileio import atomic_write_text
 from memlens.models.base import ChatModel, ChatRequest, GenerationParams
 from memlens.store import RunStore
 from memlens.tooldrift.arguments import call_row
@@ -192,5 +193,5 @@ def _score_run(rows: list[dict], dataset: Dataset, entries: list[Entry], out_dir
         summary["deflection"] = deflection_summary(judged)
     write_summary(summary, out_dir)
     write_html(summary, out_dir, scored)
-    (out_dir / "tooldrift.txt").write_text(format_table(summary) + "\n", encoding="utf-8")
+    atomic_write_text(out_dir / "tooldrift.txt", format_table(summary) + "\n")
     return summary

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from memlens.errors import MemlensError
+from memlens.fileio import atomic_write_text
 from memlens.tooldrift.schema import Rubric
 from memlens.tooldrift.scoring import ScenarioScore, score_scenario
 from memlens.tooldrift.stats import paired_test, scenario_bootstrap
@@ -104,5 +105,5 @@ def write_summary(summary: dict, out_dir: str | Path) -> Path:
     """Write ``out_dir/tooldrift.json``."""
     path = Path(out_dir) / "tooldrift.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic_write_text(path, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     return path
