@@ -8,8 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from memlens.models.loopback import LoopbackServer
 from memlens.store import RunStore
 

@@ -190,8 +190,6 @@ def test_mitigation_flag_value_nan_is_refused(tmp_path, capsys):
     (["mitigate", "references", "--judge", "fake", "--out", "OUT", "--limit", "-1"], "--limit"),
     (["mitigate", "sympref", "--judge", "fake", "--out", "OUT", "--mix-fraction", "nan"],
      "--mix-fraction"),
-    (["questions", "orthogonality", "--rater", "fake", "--threshold", "nan", "--out", "OUT"],
-     "--threshold"),
 ])
 def test_nonsense_flag_values_were_accepted_and_now_are_not(argv, flag, tmp_path, capsys):
     a_file = write(tmp_path, "a-file", "x")

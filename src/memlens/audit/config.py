@@ -112,13 +112,15 @@ PRESETS: dict[str, dict[str, Any]] = {
         "n_questions": 60,
         "stimuli_per_category": 1,
         "samples": 1,
+        "baselines": 5,
         "max_tokens": 512,
     },
     # The paper's design (App. I.3): every question and stimulus, T 0.7 / top-p 0.98 /
     # top-k 50, 2048 new tokens, B = 10,000; one sample per condition plus the extra
-    # no-memory sample for the noise floor.
+    # no-memory sample for the noise floor (K = 1 baseline).
     "paper": {
         "samples": 1,
+        "baselines": 1,
         "temperature": 0.7,
         "top_p": 0.98,
         "top_k": 50,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memlens.audit.config import AuditConfig
 from memlens.audit.design import Cell, design_cells
-from memlens.audit.drift import DRIFT_COLUMNS, DRIFT_TABLE, run_drift
+from memlens.audit.drift import DRIFT_COLUMNS, DRIFT_TABLE, PAIRS_TABLE, run_drift
 from memlens.audit.generate import STEPS_TABLE, build_request, run_generation
 from memlens.audit.labels import LABELS_TABLE, run_labeling
 from memlens.audit.orthogonality import (
@@ -25,7 +25,7 @@ from memlens.audit.orthogonality import (
     orthogonality_quality,
     run_orthogonality,
 )
-from memlens.audit.quality import data_quality
+from memlens.audit.quality import data_quality, segmentation_drift
 from memlens.errors import MemlensError
 
 STATS_TABLE = "audit_stats"
@@ -314,8 +314,10 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
         result.seconds["stages"] = time.perf_counter() - timer
         result.stats, result.stats_error = run_stats(store, config)
         drift_rows = store.rows(DRIFT_TABLE)
-        result.quality = data_quality(store.rows(STEPS_TABLE), store.rows(LABELS_TABLE),
-                                      drift_rows)
+        steps_rows = store.rows(STEPS_TABLE)
+        result.quality = data_quality(steps_rows, store.rows(LABELS_TABLE), drift_rows,
+                                      baselines=config.baselines)
+        result.quality.update(segmentation_drift(steps_rows, store.rows(PAIRS_TABLE)))
         if config.orthogonality_rater:
             result.quality.update(orthogonality_quality(
                 current_ratings(store, config, cells), excluded, drift_rows))

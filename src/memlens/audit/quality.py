@@ -6,7 +6,7 @@ from collections import Counter
 
 
 def data_quality(steps_rows: list[dict], label_rows: list[dict], drift_rows: list[dict],
-                 unlabeled: str = "unlabeled") -> dict[str, int]:
+                 unlabeled: str = "unlabeled", baselines: int = 1) -> dict[str, int]:
     """Counts for the report's data-quality table (pure).
 
     >>> steps = [{"id": "a", "status": "ok", "method": "tagged", "question_id": "q"},
@@ -24,7 +24,8 @@ def data_quality(steps_rows: list[dict], label_rows: list[dict], drift_rows: lis
                         if row["labels"] and all(x == unlabeled for x in row["labels"]))
     questions = {row["question_id"] for row in steps_rows}
     measured = {row["question_id"] for row in drift_rows}
-    compared = len(steps_rows) - len(questions)  # every response but each question's baseline
+    # K = 1: every response but each question's one baseline is compared; K >= 2: all are
+    compared = len(steps_rows) - (len(questions) if baselines == 1 else 0)
     quality = {
         "questions": len(questions),
         "responses": len(steps_rows),
@@ -40,3 +41,34 @@ def data_quality(steps_rows: list[dict], label_rows: list[dict], drift_rows: lis
     }
     quality.update({f"step_split_{method}": count for method, count in sorted(methods.items())})
     return quality
+
+
+def segmentation_drift(steps_rows: list[dict], pair_rows: list[dict],
+                       metric: str = "dtw") -> dict[str, float | int]:
+    """Drift of pairs whose two responses were split the same way (both tagged, both
+    paragraphs, …) vs differently — segmentation itself is a source of drift. Reported for all
+    pairs and for the floor pairs alone (two no-memory samples), with n.
+
+    >>> steps = [{"id": "a", "method": "tagged"}, {"id": "b", "method": "tagged"},
+    ...          {"id": "c", "method": "sentences"}]
+    >>> pairs = [{"response_id": "b", "baseline_id": "a", "dtw": 0.2, "condition_class": "control"},
+    ...          {"response_id": "c", "baseline_id": "a", "dtw": 0.6, "condition_class": "noise"}]
+    >>> out = segmentation_drift(steps, pairs)
+    >>> out["same_split_pairs"], out["same_split_mean_dtw"], out["different_split_mean_dtw"]
+    (1, 0.2, 0.6)
+    """
+    method = {row["id"]: row.get("method", "none") for row in steps_rows}
+    groups: dict[str, list[float]] = {"same": [], "different": [], "floor_same": [],
+                                      "floor_different": []}
+    for row in pair_rows:
+        kind = "same" if method.get(row["response_id"]) == method.get(row["baseline_id"]) \
+            else "different"
+        groups[kind].append(float(row[metric]))
+        if row.get("condition_class") == "control":
+            groups["floor_" + kind].append(float(row[metric]))
+    out: dict[str, float | int] = {}
+    for kind, values in groups.items():
+        out[f"{kind}_split_pairs"] = len(values)
+        out[f"{kind}_split_mean_{metric}"] = (round(sum(values) / len(values), 4) if values
+                                             else None)
+    return out

@@ -87,7 +87,7 @@ def _register_questions(subparsers) -> None:
     ortho.add_argument("--rater", required=True, metavar="MODEL", help="model string of the rater")
     ortho.add_argument("--questions", metavar="F", help="questions file (default: bundled)")
     ortho.add_argument("--stimuli", metavar="F", help="stimuli catalogue (default: bundled)")
-    ortho.add_argument("--threshold", type=at.unit_interval, default=0.5, metavar="T",
+    ortho.add_argument("--threshold", type=float, default=0.5, metavar="T",
                        help="confidence from which a relevant pair is excluded (default 0.5)")
     ortho.add_argument("--out", required=True, type=at.out_file, metavar="OUT.jsonl")
     ortho.add_argument("--cache-dir", metavar="DIR", help="run directory caching rater calls")

@@ -106,7 +106,7 @@ def _register_run(commands) -> None:
     run.add_argument("--seed", type=at.nonneg_int, default=0, help="sampling seed; call k uses seed + k")
     run.add_argument("--temperature", type=at.temperature, default=0.7)
     run.add_argument("--max-tokens", type=at.max_tokens, default=512)
-    run.add_argument("--limit", type=at.positive_int, default=None, help="only the first N entries")
+    run.add_argument("--limit", type=int, default=None, help="only the first N entries")
     run.add_argument("--bootstrap", type=int, default=10_000, help="bootstrap replicates")
     add_call_flags(run)
     run.set_defaults(func=_run)

@@ -31,11 +31,11 @@ def _json_safe(value):
 def load_run(run_dir: Path) -> dict:
     """Manifest, stage rows, statistics and data quality of an audit run directory."""
     from memlens.audit.config import AuditConfig
-    from memlens.audit.drift import DRIFT_TABLE
+    from memlens.audit.drift import DRIFT_TABLE, PAIRS_TABLE
     from memlens.audit.generate import STEPS_TABLE
     from memlens.audit.labels import LABELS_TABLE
     from memlens.audit.pipeline import drift_frame, run_stats
-    from memlens.audit.quality import data_quality
+    from memlens.audit.quality import data_quality, segmentation_drift
     from memlens.store import RunStore
 
     if not (run_dir / "memlens.sqlite").exists():
@@ -44,14 +44,18 @@ def load_run(run_dir: Path) -> dict:
         manifest = store.read_manifest().get("audit")
         if not manifest:
             raise MemlensError(f"{run_dir} holds no audit (its manifest has no 'audit' entry)")
-        config = AuditConfig.model_validate(manifest["config"])
+        # a run from before K baselines existed used the paper's design (K = 1)
+        config = AuditConfig.model_validate({"baselines": 1, **manifest["config"]})
         run = {"manifest": manifest, "config": config, "steps": store.rows(STEPS_TABLE),
                "labels": store.rows(LABELS_TABLE), "drift": store.rows(DRIFT_TABLE),
+               "pairs": store.rows(PAIRS_TABLE) if PAIRS_TABLE in store.tables() else [],
                "frame": drift_frame(store)}
         run["stats"], run["stats_error"] = run_stats(store, config)
         run["failures"] = len(store.failures())
         run["orthogonality"] = _orthogonality(store, config, run["drift"])
-    run["quality"] = data_quality(run["steps"], run["labels"], run["drift"])
+    run["quality"] = data_quality(run["steps"], run["labels"], run["drift"],
+                                  baselines=config.baselines)
+    run["quality"].update(segmentation_drift(run["steps"], run["pairs"]))
     if run["orthogonality"] is not None:
         run["quality"].update(run["orthogonality"]["quality"])
     return run

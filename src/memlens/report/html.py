@@ -82,28 +82,68 @@ def figure_html(png_base64: str, alt: str, name: str) -> str:
 
 
 def validity_html(stats: dict | None, stats_error: str | None) -> str:
-    """The verdict box and its individual checks."""
+    """The verdict box, the plain-language explanation (which check failed, by how much, could a
+    paper-sized effect have been seen, what to do next), power, coverage, design and the checks."""
     if not stats:
         return ('<div class="verdict unknown">validity: not computed</div>'
                 f"<p>{escape(stats_error or 'no statistics yet')}</p>")
     validity = stats.get("validity") or {}
     verdict = str(validity.get("verdict", "unknown"))
     klass = verdict if verdict in ("pass", "fail") else "unknown"
+    explanation = validity.get("explanation") or (
+        "" if verdict == "pass" else "The instrument did not pass its validity checks: persona "
+        "results below are not interpretable.")
+    lead = f'<p class="{"meta" if verdict == "pass" else "warn"}">{escape(explanation)}</p>'
     rows = []
     for check in validity.get("checks") or []:
         status = str(check.get("status", ""))
         rows.append(f'<tr><td>{fmt(check.get("name"))}</td><td>{fmt(check.get("metric"))}</td>'
                     f'<td class="{"ok" if status == "pass" else "bad"}">{fmt(status)}</td>'
                     f'<td>{fmt(check.get("detail"))}</td></tr>')
-    for key, value in validity.items():
-        if key not in ("verdict", "checks"):
-            rows.append(f"<tr><td colspan=\"3\">{escape(str(key))}</td><td>{fmt(value)}</td></tr>")
-    warning = ("" if verdict == "pass" else
-               '<p class="warn">The instrument did not pass its validity checks: persona '
-               "results below are not interpretable.</p>")
+    checks = (f"<table><tr><th>check</th><th>metric</th><th>status</th><th>detail</th></tr>"
+              f"{''.join(rows)}</table>")
     return (f'<div class="verdict {klass}">instrument validity: <b>{escape(verdict)}</b></div>'
-            f"{warning}<table><tr><th>check</th><th>metric</th><th>status</th><th>detail</th>"
-            f"</tr>{''.join(rows)}</table>")
+            f"{lead}{_power_html(validity)}{_coverage_html(validity)}"
+            f"{_design_html(stats.get('design'))}{checks}")
+
+
+def _power_html(validity: dict) -> str:
+    power = validity.get("power") or {}
+    if not power:
+        return ""
+    rows = []
+    for metric, row in power.items():
+        need = row.get("questions_for_paper_effect")
+        rows.append(f"<tr><td>{escape(str(metric))}</td><td>{fmt(row.get('n_questions'))}</td>"
+                    f"<td>{fmt(row.get('mde_pct'))}%</td>"
+                    f"<td>+{fmt(row.get('paper_effect_pct'))}%</td>"
+                    f"<td>{'yes' if row.get('powered') else 'no'}</td>"
+                    f"<td>{fmt(need) if need else 'n/a'}</td></tr>")
+    return ("<p class=\"meta\">Power of the sensitivity check (paired t over questions, "
+            "α = 0.001, 80 % power): the smallest life-event elevation this run could detect, "
+            "against a paper-sized effect.</p><table><tr><th>metric</th><th>questions</th>"
+            "<th>minimum detectable elevation</th><th>paper-sized effect</th><th>detectable?</th>"
+            f"<th>questions needed for it</th></tr>{''.join(rows)}</table>")
+
+
+def _coverage_html(validity: dict) -> str:
+    coverage = validity.get("coverage") or {}
+    if not coverage:
+        return ""
+    cells = "".join(f"<tr><td>{escape(str(k))}</td><td>{fmt(v.get('usable'))} of "
+                    f"{fmt(v.get('planned'))}</td></tr>" for k, v in sorted(coverage.items()))
+    return (f"<p class=\"meta\">Usable drift rows per condition class (no verdict below "
+            f"{fmt(100 * float(validity.get('min_coverage', 0.8)))} % of the plan):</p>"
+            f"<table><tr><th>class</th><th>usable of planned</th></tr>{cells}</table>")
+
+
+def _design_html(design: dict | None) -> str:
+    if not design:
+        return ""
+    return (f"<p class=\"meta\">Design: {escape(str(design.get('design', '')))} "
+            f"(baselines K = {fmt(design.get('baselines'))}, samples = "
+            f"{fmt(design.get('samples'))}, injection mode {escape(str(design.get('injection_mode')))})"
+            "</p>")
 
 
 def page(title: str, sections: list[tuple[str, str]], header: str) -> str:

@@ -28,12 +28,20 @@ def format_summary(stats: Mapping) -> str:
 
 def _validity_lines(validity: Mapping) -> list[str]:
     lines = [f"INSTRUMENT VALIDITY: {validity['verdict'].upper()}"]
+    if validity.get("explanation"):
+        lines.append("  " + validity["explanation"])
     for check in validity["checks"]:
         metric = f" ({check['metric']})" if check.get("metric") else ""
         lines.append(f"  [{check['status']}] {check['name']}{metric}: {check['detail']}")
+    for metric, power in (validity.get("power") or {}).items():
+        need = power.get("questions_for_paper_effect")
+        lines.append(f"  power ({metric}): {power.get('n_questions')} questions detect a "
+                     f"life-event elevation of {_number(power.get('mde_pct'), '+.1f')}% or more "
+                     f"(paper-sized effect +{_number(power.get('paper_effect_pct'), '.0f')}% needs "
+                     f"{need if need else 'n/a'} questions)")
     if validity["verdict"] != "pass":
-        lines.append("  !! Persona results below are NOT interpretable: the instrument failed "
-                     "its validity checks.")
+        lines.append("  !! Persona results below are NOT interpretable: the instrument did not "
+                     "pass its validity checks.")
     return lines
 
 
