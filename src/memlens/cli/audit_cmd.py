@@ -60,6 +60,9 @@ def register(subparsers) -> None:
     audit.add_argument("--config", metavar="FILE", help="YAML/JSON config; flags override it")
     audit.add_argument("--out", required=True, type=at.out_dir, metavar="RUN_DIR")
     audit.add_argument("--dry-run", action="store_true", help="print the call and token plan")
+    audit.add_argument("--power", action="store_true",
+                       help="with --dry-run: also the power and MDE of this design under the "
+                            "default stated assumptions (see `memlens plan` for a pilot or a grid)")
     audit.add_argument("--no-progress", action="store_true")
     add_call_flags(audit)
     audit.set_defaults(func=run_audit_command)
@@ -88,15 +91,15 @@ def run_audit_command(args: argparse.Namespace) -> int:
 
     config = audit_config(args)
     if args.dry_run:
-        return dry_run(config, args.out)
+        return dry_run(config, args.out, power=args.power)
     result = run_audit(config, args.out, progress=not args.no_progress)
     print(summary_text(result))
     return finished_status(result.calls.get("failed", 0), result.calls.get("pending", 0))
 
 
-def dry_run(config, run_dir: str) -> int:
-    """Print the generation plan (calls, cached, tokens), the label-call count and, with the
-    orthogonality filter on, the rater plan."""
+def dry_run(config, run_dir: str, power: bool = False) -> int:
+    """Print the generation plan (calls, cached, tokens), the label-call count, with the
+    orthogonality filter on the rater plan, and with ``power`` the design's power table."""
     from pathlib import Path
 
     from memlens.audit import planned_requests
@@ -141,6 +144,12 @@ def dry_run(config, run_dir: str) -> int:
               f"persona/life-event stimulus) pairs, plus at most one repair call each for "
               f"invalid replies")
         print(rating_plan)
+    if power:
+        from memlens.audit import plan as planning
+
+        print(planning.format_plan(planning.plan_designs(
+            planning.assumed_model(), planning.question_cost(config), [inputs["questions"]],
+            [config.baselines])))
     return 0
 
 

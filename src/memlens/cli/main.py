@@ -16,6 +16,7 @@ from memlens.errors import MemlensError
 # Each module registers its own sub-commands; order is the order shown in --help.
 COMMAND_MODULES = (
     "memlens.cli.audit_cmd",
+    "memlens.cli.plan_cmd",
     "memlens.cli.analyze_cmd",
     "memlens.cli.chat_cmd",
     "memlens.cli.content_cmd",

@@ -48,10 +48,13 @@ def paired_power(effect: float, sd: float, n: int, alpha: float) -> float:
     df = n - 1
     critical = scipy_stats.t.ppf(1.0 - alpha / 2.0, df)
     ncp = abs(effect) * math.sqrt(n) / sd
-    power = scipy_stats.nct.sf(critical, df, ncp) + scipy_stats.nct.cdf(-critical, df, ncp)
-    if not np.isfinite(power):  # scipy's nct can fail far in the tails: normal approximation
-        power = scipy_stats.norm.sf(critical - ncp) + scipy_stats.norm.cdf(-critical - ncp)
-    return float(min(max(power, 0.0), 1.0))
+    upper = scipy_stats.nct.sf(critical, df, ncp)
+    lower = scipy_stats.nct.cdf(-critical, df, ncp)
+    if not np.isfinite(lower):  # scipy's nct fails far in the negligible tail (~1e-17)
+        lower = 0.0
+    if not np.isfinite(upper):  # last resort: the normal approximation of the upper tail
+        upper = scipy_stats.norm.sf(critical - ncp)
+    return float(min(max(upper + lower, 0.0), 1.0))
 
 
 def paired_mde(sd: float, n: int, alpha: float, power: float = TARGET_POWER) -> float:

@@ -1,0 +1,369 @@
+"""Power and cost of audit designs before money is spent (``memlens plan``).
+
+A design is (questions, K baselines) on top of an audit config (stimuli, samples, max_tokens).
+Its power comes from the variance model of :mod:`memlens.stats.power`: one question's
+(life-event mean − floor) difference has variance ``difference_variance(σ²_a, σ²_e, τ², n_c, K)``
+with ``n_c`` life-event responses per question, and the sensitivity check is a two-sided paired
+t over questions at α = 0.001 (:mod:`memlens.stats.validity`). The variance components come
+either from stated assumptions (:func:`assumed_model`) or from a finished pilot audit
+(:func:`pilot_model`). Costs count generation calls exactly and estimate prompt tokens the way
+``memlens audit --dry-run`` does (``memlens.engine.plan.estimate_prompt_tokens`` over the real
+requests), scaled per question.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from memlens.audit.config import AuditConfig
+from memlens.audit.design import control_samples
+from memlens.errors import MemlensError
+from memlens.stats.power import (
+    PAPER_EFFECT_PCT,
+    TARGET_POWER,
+    difference_variance,
+    paired_mde,
+    paired_power,
+    questions_needed,
+    variance_components,
+)
+from memlens.stats.validity import ALPHA_SENSITIVITY
+
+DEFAULT_QUESTIONS = (16, 30, 60, 120)
+DEFAULT_BASELINES = (1, 3, 5, 8)
+# Stated-assumption defaults. No real pilot figures were available when they were chosen: they
+# are assumptions of the right order for normalised DTW (0..1), not measurements.
+DEFAULT_FLOOR_MEAN = 0.35
+DEFAULT_PAIR_SD = 0.2
+DEFAULT_SHARE_RESPONSE = 0.5
+DEFAULT_TAU = 0.0
+
+
+@dataclass(frozen=True)
+class VarianceModel:
+    """What the power calculation needs: floor mean and the variance components."""
+
+    floor_mean: float
+    sigma_a2: float
+    """Variance of the response term shared by every pair a response is in."""
+    sigma_e2: float
+    """Variance of the pair residual."""
+    tau2: float
+    """Per-question heterogeneity of the life-event effect."""
+    source: str
+    """``assumptions`` or the pilot run directory."""
+    metric: str = "dtw"
+    details: dict = field(default_factory=dict)
+    """Pilot only: pairs, questions, identifiable, observed/predicted difference variance."""
+
+
+@dataclass(frozen=True)
+class QuestionCost:
+    """Per-question generation cost of an audit config (what scales with the questions)."""
+
+    control_prompt_tokens: float
+    """Mean estimated prompt tokens of one no-memory call."""
+    perturbed_conditions: int
+    """Perturbed (noise, persona, life-event) conditions per question."""
+    perturbed_prompt_tokens: float
+    """Mean estimated prompt tokens of one question's perturbed calls, one sample each."""
+    life_event_conditions: int
+    samples: int
+    max_tokens: int
+    llm_labeler: bool
+    available_questions: int
+    """Questions the config selects (designs beyond this need a bigger question source)."""
+
+
+@dataclass(frozen=True)
+class DesignRow:
+    """One design: its power for the target effect, MDE and cost."""
+
+    questions: int
+    baselines: int
+    diff_sd: float
+    power: float
+    mde_pct: float
+    questions_needed: int | None
+    generation_calls: int
+    est_prompt_tokens: int
+    max_completion_tokens: int
+    labeler_calls: int
+    recommended: bool = False
+
+    @property
+    def cost(self) -> tuple[int, int]:
+        """What "cheapest" compares: generation tokens, then all calls."""
+        return (self.est_prompt_tokens + self.max_completion_tokens,
+                self.generation_calls + self.labeler_calls)
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    """A grid of designs for one variance model and target."""
+
+    model: VarianceModel
+    effect_pct: float
+    alpha: float
+    target_power: float
+    n_c: int
+    """Life-event responses per question (life-event conditions × samples)."""
+    cost: QuestionCost
+    rows: tuple[DesignRow, ...]
+
+    @property
+    def recommended(self) -> DesignRow | None:
+        """The cheapest design with power ≥ the target (None if none reaches it)."""
+        return next((row for row in self.rows if row.recommended), None)
+
+    def to_dict(self) -> dict:
+        """JSON-ready form (NaN -> None)."""
+        data = asdict(self)
+        data["recommended"] = asdict(self.recommended) if self.recommended else None
+        return _json_safe(data)
+
+
+def assumed_model(floor_mean: float = DEFAULT_FLOOR_MEAN, pair_sd: float = DEFAULT_PAIR_SD,
+                  share_response: float = DEFAULT_SHARE_RESPONSE, tau: float = DEFAULT_TAU,
+                  metric: str = "dtw") -> VarianceModel:
+    """Variance model from stated assumptions: one pair's SD, the share of its variance that
+    belongs to the two responses (``2σ²_a / (2σ²_a + σ²_e)``) and the SD τ of the effect over
+    questions.
+
+    >>> m = assumed_model(0.35, 0.2, 0.5, 0.0)
+    >>> round(m.sigma_a2, 6), round(m.sigma_e2, 6)
+    (0.01, 0.02)
+    """
+    _check(floor_mean, "floor mean", low=0.0, low_open=True)
+    _check(pair_sd, "pair SD", low=0.0, low_open=True)
+    _check(share_response, "response share", low=0.0, high=1.0)
+    _check(tau, "tau", low=0.0)
+    pair_var = pair_sd ** 2
+    return VarianceModel(floor_mean=floor_mean, sigma_a2=share_response * pair_var / 2.0,
+                         sigma_e2=(1.0 - share_response) * pair_var, tau2=tau ** 2,
+                         source="assumptions", metric=metric)
+
+
+def pilot_model(pair_rows: Sequence[dict], baselines: int, metric: str = "dtw",
+                source: str = "pilot") -> VarianceModel:
+    """Variance model estimated from a pilot's pair rows (``audit_drift_pairs``).
+
+    σ²_a, σ²_e: :func:`memlens.stats.power.variance_components` within each (question,
+    condition), so condition effects do not count as noise. Floor mean: the mean over
+    questions of the mean no-memory pair drift. τ²: the variance over questions of the observed
+    (life-event mean − floor) differences minus what the model predicts from sampling alone
+    (each question with its own life-event response count), clamped at 0.
+    """
+    rows = [row for row in pair_rows if _finite(row.get(metric))]
+    if not rows:
+        raise MemlensError(f"{source}: no drift pair rows with a finite {metric!r} value "
+                           "(audit_drift_pairs is empty: run the pilot audit to the end first)")
+    grouped = [{**row, "question_id": f"{row['question_id']}\x1f{row.get('stimulus_id', '')}"}
+               for row in rows]
+    components = variance_components(grouped, metric)
+    sigma_a2, sigma_e2 = float(components["sigma_a2"]), float(components["sigma_e2"])
+    if not (math.isfinite(sigma_a2) and math.isfinite(sigma_e2)):
+        raise MemlensError(f"{source}: too few drift pairs to estimate the variance components "
+                           "(no condition of any question has two pairs)")
+    floors, life = _per_question(rows, metric)
+    floor_values = [v for v in floors.values() if v is not None]
+    if not floor_values:
+        raise MemlensError(f"{source}: no no-memory (floor) pairs; cannot estimate the floor")
+    floor_mean = float(np.mean(floor_values))
+    diffs, predicted = [], []
+    for question, responses in life.items():
+        if floors.get(question) is None or not responses:
+            continue
+        diffs.append(float(np.mean(list(responses.values()))) - floors[question])
+        predicted.append(difference_variance(sigma_a2, sigma_e2, 0.0, len(responses), baselines))
+    observed = float(np.var(diffs, ddof=1)) if len(diffs) >= 2 else float("nan")
+    expected = float(np.mean(predicted)) if predicted else float("nan")
+    tau2 = max(observed - expected, 0.0) if math.isfinite(observed) else 0.0
+    details = {"pairs": int(components["n_pairs"]), "identifiable": bool(components["identifiable"]),
+               "questions_with_life_events": len(diffs), "observed_diff_var": observed,
+               "predicted_diff_var": expected, "pilot_baselines": baselines,
+               "tau2_estimated": math.isfinite(observed)}
+    return VarianceModel(floor_mean=floor_mean, sigma_a2=sigma_a2, sigma_e2=sigma_e2, tau2=tau2,
+                         source=source, metric=metric, details=details)
+
+
+def read_pilot(run_dir: str, metric: str = "dtw") -> tuple[VarianceModel, dict]:
+    """The variance model of a finished audit's run directory and its recorded config."""
+    from memlens.audit.drift import METRICS, PAIRS_TABLE
+    from memlens.store import RunStore
+
+    if metric not in METRICS:
+        raise MemlensError(f"unknown metric {metric!r} (choose from {', '.join(METRICS)})")
+    with RunStore(run_dir, read_only=True) as store:
+        config = (store.read_manifest().get("audit") or {}).get("config")
+        rows = store.rows(PAIRS_TABLE)
+    if not isinstance(config, dict):
+        raise MemlensError(f"{run_dir}: not an audit run (its manifest has no audit config)")
+    if not rows:
+        raise MemlensError(f"{run_dir}: the run has no drift pair rows ({PAIRS_TABLE}); "
+                           "finish the pilot audit first (re-run `memlens audit` to resume)")
+    baselines = int(config.get("baselines") or 1)
+    return pilot_model(rows, baselines, metric, source=str(run_dir)), config
+
+
+def question_cost(config: AuditConfig) -> QuestionCost:
+    """Per-question cost of ``config``'s design, from its real requests (as ``--dry-run``)."""
+    from memlens.audit.design import design_cells
+    from memlens.audit.generate import build_request
+    from memlens.audit.pipeline import select_inputs
+    from memlens.engine.plan import estimate_prompt_tokens
+
+    questions, stimuli, _ = select_inputs(config)
+    if not questions:
+        raise MemlensError("the audit config selects no questions")
+    control_tokens = perturbed_tokens = 0
+    classes: dict[str, int] = {}
+    for cell in design_cells(questions, stimuli, 1, 1):
+        if cell.sample != 0:  # the paper design's extra no-memory sample: counted by the design
+            continue
+        tokens = estimate_prompt_tokens(build_request(cell, config))
+        if cell.is_control:
+            control_tokens += tokens
+        else:
+            perturbed_tokens += tokens
+            classes[cell.stimulus.stimulus_class] = classes.get(cell.stimulus.stimulus_class, 0) + 1
+    n = len(questions)
+    return QuestionCost(
+        control_prompt_tokens=control_tokens / n,
+        perturbed_conditions=sum(classes.values()) // n,
+        perturbed_prompt_tokens=perturbed_tokens / n,
+        life_event_conditions=classes.get("life_event", 0) // n,
+        samples=config.samples, max_tokens=config.max_tokens,
+        llm_labeler=config.labeler != "embedded", available_questions=n)
+
+
+def design_row(model: VarianceModel, cost: QuestionCost, questions: int, baselines: int,
+               effect_pct: float = PAPER_EFFECT_PCT, alpha: float = ALPHA_SENSITIVITY,
+               target_power: float = TARGET_POWER) -> DesignRow:
+    """Power, MDE (% of the floor), questions needed and cost of one design."""
+    n_c = cost.life_event_conditions * cost.samples
+    if n_c < 1:
+        raise MemlensError("the audit config has no life-event condition; the sensitivity "
+                           "check (life events vs floor) cannot be planned")
+    sd = math.sqrt(difference_variance(model.sigma_a2, model.sigma_e2, model.tau2, n_c, baselines))
+    effect = effect_pct / 100.0 * model.floor_mean
+    controls = control_samples(cost.samples, baselines)
+    calls = questions * (controls + cost.perturbed_conditions * cost.samples)
+    prompt = questions * (controls * cost.control_prompt_tokens
+                          + cost.samples * cost.perturbed_prompt_tokens)
+    return DesignRow(
+        questions=questions, baselines=baselines, diff_sd=sd,
+        power=paired_power(effect, sd, questions, alpha),
+        mde_pct=100.0 * paired_mde(sd, questions, alpha, target_power) / model.floor_mean,
+        questions_needed=questions_needed(effect, sd, alpha, target_power),
+        generation_calls=calls, est_prompt_tokens=round(prompt),
+        max_completion_tokens=calls * cost.max_tokens,
+        labeler_calls=calls if cost.llm_labeler else 0)
+
+
+def plan_designs(model: VarianceModel, cost: QuestionCost, questions: Iterable[int],
+                 baselines: Iterable[int], effect_pct: float = PAPER_EFFECT_PCT,
+                 alpha: float = ALPHA_SENSITIVITY,
+                 target_power: float = TARGET_POWER) -> PowerPlan:
+    """Every (questions, baselines) design, the cheapest adequate one marked ``recommended``."""
+    _check(effect_pct, "effect %", low=0.0, low_open=True)
+    _check(alpha, "alpha", low=0.0, high=1.0, low_open=True)
+    _check(target_power, "power", low=0.0, high=1.0, low_open=True)
+    qs, ks = sorted(set(questions)), sorted(set(baselines))
+    if not qs or min(qs) < 2:
+        raise MemlensError("questions: give at least one design with 2 or more questions")
+    if not ks or min(ks) < 1 or max(ks) > 50:
+        raise MemlensError("baselines: give values from 1 to 50")
+    rows = [design_row(model, cost, q, k, effect_pct, alpha, target_power) for q in qs for k in ks]
+    adequate = [row for row in rows if row.power >= target_power]
+    best = min(adequate, key=lambda row: row.cost) if adequate else None
+    rows = [DesignRow(**{**asdict(row), "recommended": row is best}) for row in rows]
+    return PowerPlan(model=model, effect_pct=effect_pct, alpha=alpha, target_power=target_power,
+                     n_c=cost.life_event_conditions * cost.samples, cost=cost, rows=tuple(rows))
+
+
+def format_plan(plan: PowerPlan) -> str:
+    """The terminal table, with the model and the recommendation."""
+    m = plan.model
+    lines = [f"variance model ({m.metric}, from {m.source}): floor mean {m.floor_mean:.4g}, "
+             f"sigma_a^2 {m.sigma_a2:.4g}, sigma_e^2 {m.sigma_e2:.4g}, tau^2 {m.tau2:.4g}; "
+             f"{plan.n_c} life-event response(s) per question",
+             f"target: +{plan.effect_pct:g}% over the floor, two-sided paired t, "
+             f"alpha {plan.alpha:g}, power {plan.target_power:g}"]
+    header = ("questions", "K", "power", "MDE %", "Q needed", "gen calls", "prompt tok",
+              "max compl tok", "label calls", "")
+    table = [header] + [(
+        str(r.questions), str(r.baselines), _num(r.power, ".3f"), _num(r.mde_pct, ".1f"),
+        str(r.questions_needed) if r.questions_needed is not None else "-",
+        f"{r.generation_calls:,}", f"{r.est_prompt_tokens:,}", f"{r.max_completion_tokens:,}",
+        f"{r.labeler_calls:,}", "<- recommended" if r.recommended else "") for r in plan.rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines += ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+              for row in table]
+    best = plan.recommended
+    if best:
+        lines.append(f"recommended: {best.questions} questions x K = {best.baselines} (the "
+                     f"cheapest design with power >= {plan.target_power:g})")
+    else:
+        lines.append(f"no design in the grid reaches power {plan.target_power:g}; "
+                     "see 'Q needed' for the questions each K needs")
+    if any(r.questions > plan.cost.available_questions for r in plan.rows):
+        lines.append(f"note: the config selects {plan.cost.available_questions} questions; "
+                     "bigger designs need a bigger question source (costs are extrapolated)")
+    return "\n".join(lines)
+
+
+def _per_question(rows: list[dict], metric: str) -> tuple[dict, dict]:
+    """Floor mean per question and each life-event response's mean pair drift per question."""
+    floor_sums: dict[str, list[float]] = {}
+    life: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        question = str(row["question_id"])
+        floor_sums.setdefault(question, [])
+        if row.get("condition_class") == "control":
+            floor_sums[question].append(float(row[metric]))
+        elif row.get("condition_class") == "life_event":
+            life.setdefault(question, {}).setdefault(str(row["response_id"]), []).append(
+                float(row[metric]))
+    floors = {q: (float(np.mean(v)) if v else None) for q, v in floor_sums.items()}
+    life_means = {q: {r: float(np.mean(v)) for r, v in rs.items()} for q, rs in life.items()}
+    return floors, life_means
+
+
+def _check(value: float, name: str, *, low: float | None = None, high: float | None = None,
+           low_open: bool = False) -> None:
+    """MemlensError unless ``value`` is finite and in range."""
+    ok = isinstance(value, (int, float)) and math.isfinite(value)
+    if ok and low is not None:
+        ok = value > low if low_open else value >= low
+    if ok and high is not None:
+        ok = value <= high
+    if not ok:
+        bound = f"{'>' if low_open else '>='} {low:g}" if low is not None else ""
+        if high is not None:
+            bound += f"{' and ' if bound else ''}<= {high:g}"
+        raise MemlensError(f"{name} must be a finite number {bound} (got {value!r})")
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _num(value: float, spec: str) -> str:
+    return format(value, spec) if math.isfinite(value) else "n/a"
+
+
+def _json_safe(value):
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, np.generic):
+        return _json_safe(value.item())
+    return value

@@ -1,0 +1,234 @@
+"""``memlens plan``: hand-computed power and MDE, monotone in K, the recommendation, a real pilot
+through the loopback server, costs equal to ``--dry-run``, and the CLI error contract."""
+
+import json
+import math
+import random
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from scipy import integrate
+from scipy import stats as scipy_stats
+
+from memlens.audit import build_config, run_audit
+from memlens.audit import plan as planning
+from memlens.cli.main import main
+from memlens.errors import MemlensError
+from memlens.models.loopback import LoopbackServer
+from memlens.stats.power import difference_variance, paired_power
+from memlens.store import RunStore
+
+sys.path.insert(0, str(Path(__file__).parent))
+import scripted  # noqa: E402
+
+COST = planning.QuestionCost(control_prompt_tokens=100.0, perturbed_conditions=11,
+                             perturbed_prompt_tokens=1200.0, life_event_conditions=3, samples=1,
+                             max_tokens=160, llm_labeler=False, available_questions=200)
+
+
+def nct_power(ncp: float, df: int, alpha: float) -> float:
+    """Two-sided power from the noncentral t as a mixture over V ~ chi2(df) (written out, not
+    scipy's nct): T = (Z + ncp) / sqrt(V / df)."""
+    critical = scipy_stats.t.ppf(1 - alpha / 2, df)
+
+    def tails(v):
+        scale = critical * math.sqrt(v / df)
+        return (scipy_stats.norm.sf(scale - ncp) + scipy_stats.norm.cdf(-scale - ncp)) \
+            * scipy_stats.chi2.pdf(v, df)
+
+    value, _ = integrate.quad(tails, 0, math.inf, limit=200)
+    return value
+
+
+def test_stated_design_power_and_mde_by_hand():
+    model = planning.assumed_model(0.35, 0.2, 0.5, 0.0)
+    assert (model.sigma_a2, model.sigma_e2) == pytest.approx((0.01, 0.02))
+    row = planning.design_row(model, COST, questions=30, baselines=5)
+    # 0.01/3 + 0.01/5 + 0.02/(3*5) + 2*0.02/(5*4) = 0.0086667
+    variance = 0.01 / 3 + 0.01 / 5 + 0.02 / 15 + 0.04 / 20
+    assert variance == pytest.approx(0.0086666667)
+    assert row.diff_sd == pytest.approx(math.sqrt(variance))
+    effect = 0.23 * 0.35
+    ncp = effect * math.sqrt(30) / math.sqrt(variance)
+    assert ncp == pytest.approx(4.7363, abs=1e-4)
+    assert row.power == pytest.approx(paired_power(effect, math.sqrt(variance), 30, 0.001))
+    assert row.power == pytest.approx(nct_power(ncp, 29, 0.001), abs=1e-6)
+    assert row.power == pytest.approx(0.841, abs=1e-3)
+    # the MDE reaches exactly 80 % power
+    mde = row.mde_pct / 100 * 0.35
+    assert nct_power(mde * math.sqrt(30) / math.sqrt(variance), 29, 0.001) == \
+        pytest.approx(0.8, abs=1e-6)
+    assert row.mde_pct == pytest.approx(22.1, abs=0.05)
+    assert nct_power(effect * math.sqrt(29) / math.sqrt(variance), 28, 0.001) >= 0.8
+    assert nct_power(effect * math.sqrt(28) / math.sqrt(variance), 27, 0.001) < 0.8
+    assert row.questions_needed == 29
+    # costs: 30 x (5 baselines + 11 perturbed) calls; prompt 30 x (5 x 100 + 1200)
+    assert row.generation_calls == 480 and row.est_prompt_tokens == 51_000
+    assert row.max_completion_tokens == 480 * 160 and row.labeler_calls == 0
+
+
+def test_paper_design_k1_by_hand():
+    model = planning.assumed_model(0.35, 0.2, 0.5, 0.1)
+    row = planning.design_row(model, COST, questions=16, baselines=1)
+    variance = 0.01 + 0.01 / 3 + 0.01 + 0.02 / 3 + 0.02  # tau^2 + a/n + a + e/n + e
+    assert row.diff_sd == pytest.approx(math.sqrt(variance))
+    ncp = 0.23 * 0.35 * 4 / math.sqrt(variance)
+    assert row.power == pytest.approx(nct_power(ncp, 15, 0.001), abs=1e-6)
+    assert row.generation_calls == 16 * (2 + 11)  # one baseline + one floor sample
+
+
+@pytest.mark.parametrize("share, tau", [(0.0, 0.0), (0.5, 0.0), (1.0, 0.0), (0.3, 0.05)])
+def test_more_baselines_never_lower_the_power(share, tau):
+    model = planning.assumed_model(0.35, 0.2, share, tau)
+    for questions in (16, 30):
+        rows = [planning.design_row(model, COST, questions, k) for k in range(1, 11)]
+        sds = [row.diff_sd for row in rows]
+        assert all(b <= a + 1e-15 for a, b in zip(sds, sds[1:], strict=False)), sds
+        # power from the written-out noncentral t (and paired_power, tested below)
+        powers = [nct_power(0.23 * 0.35 * math.sqrt(questions) / sd, questions - 1, 0.001)
+                  for sd in sds]
+        assert all(b >= a - 1e-9 for a, b in zip(powers, powers[1:], strict=False)), powers
+    result = planning.plan_designs(model, COST, (16, 30), (1, 3, 5, 8))  # the default K grid
+    for questions in (16, 30):
+        rows = [row for row in result.rows if row.questions == questions]
+        assert [row.power for row in rows] == sorted(row.power for row in rows)
+        assert [row.mde_pct for row in rows] == sorted((row.mde_pct for row in rows),
+                                                       reverse=True)
+
+
+def test_paired_power_where_scipy_returns_nan_for_the_lower_tail():
+    """scipy's nct.cdf of the negligible lower tail is NaN here; the power must stay the
+    noncentral-t value (it once switched to the normal approximation: 0.9971, not 0.9877)."""
+    sd = math.sqrt(difference_variance(0.0, 0.04, 0.0, 3, 10))  # share 0: 16 x K=10 above
+    ncp = 0.23 * 0.35 * 4 / sd
+    assert paired_power(0.23 * 0.35, sd, 16, 0.001) == pytest.approx(nct_power(ncp, 15, 0.001),
+                                                                     abs=1e-6)
+
+
+def test_recommended_is_the_cheapest_adequate_design():
+    result = planning.plan_designs(planning.assumed_model(), COST, (16, 30, 60, 120), (1, 3, 5, 8))
+    adequate = [row for row in result.rows if row.power >= 0.8]
+    best = result.recommended
+    assert sum(row.recommended for row in result.rows) == 1
+    assert best.power >= 0.8 and all(best.cost <= row.cost for row in adequate)
+    # by hand: 30 x K=5 has power 0.841 and 480 calls; 16 x K=8 (0.537) and 30 x K=3 (0.467)
+    # are cheaper but underpowered, 60 x K=3 (0.930) costs 840 calls
+    assert (best.questions, best.baselines) == (30, 5)
+    cheaper = [row for row in result.rows if row.cost < best.cost]
+    assert cheaper and all(row.power < 0.8 for row in cheaper)
+    none = planning.plan_designs(planning.assumed_model(), COST, (4,), (1, 2))
+    assert none.recommended is None and "no design in the grid" in planning.format_plan(none)
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["recommended"]["questions"] == 30 and len(data["rows"]) == 16
+
+
+@pytest.mark.parametrize("baselines", [1, 5])
+def test_costs_equal_the_dry_run_plan(baselines):
+    from memlens.audit.pipeline import planned_request_groups
+    from memlens.engine import plan_groups
+
+    config = build_config({"preset": "quick", "baselines": baselines, "labeler": "openai:x"})
+    groups, inputs = planned_request_groups(config)
+    expected = plan_groups("embedded", groups)
+    row = planning.design_row(planning.assumed_model(), planning.question_cost(config),
+                              inputs["questions"], baselines)
+    assert row.generation_calls == expected.calls == inputs["cells"]
+    assert row.est_prompt_tokens == expected.est_prompt_tokens
+    assert row.max_completion_tokens == expected.est_completion_tokens
+    assert row.labeler_calls == expected.calls  # one per response for an LLM labeler
+
+
+def pilot_responder(seed: int):
+    """Seeded random symbol sequences (life events lean to 'E'), labeled by keyword."""
+    from memlens.audit import sample_seed
+
+    stimuli = {sample_seed(seed, q["id"], s["id"], k): s["class"]
+               for q in scripted.QUESTIONS for s in scripted.STIMULI for k in range(3)}
+
+    def responder(request: dict):
+        if request.get("model") == "labeler":
+            steps = re.findall(r"^Step (\d+): (.*)$", request["messages"][-1]["content"],
+                               flags=re.M)
+            labels = [{"step": int(n), "label": next(s for w, s in scripted.KEYWORDS.values()
+                                                      if w in text)} for n, text in steps]
+            return json.dumps({"labels": labels})
+        rng = random.Random(request["seed"])
+        pool = "EEEDA" if stimuli[request["seed"]] == "life_event" else "ABCDE"
+        return scripted.reply_for("".join(rng.choice(pool) for _ in range(rng.randint(3, 5))))
+
+    return responder
+
+
+@pytest.fixture(scope="module")
+def pilot(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("pilot")
+    questions, stimuli = scripted.write_inputs(directory)
+    with LoopbackServer(responder=pilot_responder(5)) as server:
+        config = build_config({
+            "model": f"openai:scripted@{server.base_url}",
+            "labeler": f"openai:labeler@{server.base_url}",
+            "questions": questions, "stimuli": stimuli, "seed": 5, "n_bootstrap": 100,
+            "max_tokens": 64, "samples": 1, "baselines": 3})
+        run_audit(config, directory / "run", progress=False)
+    return directory / "run"
+
+
+def test_pilot_gives_finite_variance_components(pilot, capsys):
+    model, config = planning.read_pilot(str(pilot))
+    assert config["baselines"] == 3
+    with RunStore(pilot, read_only=True) as store:
+        pairs = store.rows("audit_drift_pairs")
+    # 4 questions x (3 baselines x 2 partners + 6 perturbed x 3 baselines)
+    assert len(pairs) == model.details["pairs"] == 4 * (6 + 18)
+    assert all(math.isfinite(v) for v in (model.sigma_a2, model.sigma_e2, model.tau2))
+    assert model.sigma_a2 >= 0 and model.sigma_e2 > 0 and model.tau2 >= 0
+    floors = {}
+    for row in pairs:
+        if row["condition_class"] == "control":
+            floors.setdefault(row["question_id"], []).append(row["dtw"])
+    assert model.floor_mean == pytest.approx(
+        sum(sum(v) / len(v) for v in floors.values()) / len(floors))
+    assert model.details["questions_with_life_events"] == 4
+    assert main(["plan", "--pilot", str(pilot), "--json", "--questions", "16,30"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["model"]["source"] == str(pilot) and data["n_c"] == 1
+    assert [(r["questions"], r["baselines"]) for r in data["rows"]][:2] == [(16, 1), (16, 3)]
+
+
+def test_cli_table_and_dry_run_power(tmp_path, capsys):
+    assert main(["plan", "--preset", "quick", "--questions", "16,30", "--baselines", "1,5"]) == 0
+    out = capsys.readouterr().out
+    assert "<- recommended" in out and "recommended: 30 questions x K = 5" in out
+    assert main(["audit", "--preset", "quick", "--out", str(tmp_path / "r"), "--dry-run",
+                 "--power"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^\s+16\s+5\s+0\.332\s+33\.6\s+29\s+256\s", out, flags=re.M), out
+    assert not (tmp_path / "r").exists()
+
+
+def test_cli_error_contract(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    with RunStore(empty) as store:
+        store.write_manifest({"audit": {"config": {"baselines": 3}}})
+    assert main(["plan", "--pilot", str(empty)]) == 2
+    assert "no drift pair rows (audit_drift_pairs)" in capsys.readouterr().err
+    assert main(["plan", "--pilot", str(tmp_path / "missing")]) == 2
+    assert "no run store" in capsys.readouterr().err
+    assert main(["plan", "--pilot", str(empty), "--pair-sd", "0.3"]) == 2
+    assert "do not also give --pair-sd" in capsys.readouterr().err
+    no_life = tmp_path / "c.json"
+    no_life.write_text(json.dumps({"stimulus_categories": ["filler", "age"]}))
+    assert main(["plan", "--config", str(no_life)]) == 2
+    assert "no life-event condition" in capsys.readouterr().err
+    for bad in (["--questions", "1,30"], ["--baselines", "0"], ["--baselines", "3,,5"],
+                ["--share-response", "1.5"], ["--floor-mean", "0"], ["--tau", "nan"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["plan", *bad])
+        assert exit_info.value.code == 2
+        assert "memlens plan: error: argument" in capsys.readouterr().err
+    with pytest.raises(MemlensError, match="no drift pair rows"):
+        planning.pilot_model([], 3)
+    with pytest.raises(MemlensError, match="response share"):
+        planning.assumed_model(share_response=2.0)
