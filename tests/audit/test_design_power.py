@@ -17,17 +17,17 @@ B = 100
 
 @pytest.fixture(scope="module")
 def null_runs():
-    """50 null replicates per design at 16 questions (the quick preset's size)."""
-    return {k: [sim.replicate(16, k, 1000 + r, n_bootstrap=B) for r in range(50)]
+    """40 null replicates per design at 16 questions (the quick preset's size)."""
+    return {k: [sim.replicate(16, k, 1000 + r, n_bootstrap=B) for r in range(40)]
             for k in (1, 5)}
 
 
 @pytest.fixture(scope="module")
 def effect_runs():
-    """30 replicates per design at 30 questions with the paper-sized life-event effect."""
+    """24 replicates per design at 30 questions with the paper-sized life-event effect."""
     return {k: [sim.replicate(30, k, 5000 + r, weight=sim.PAPER_WEIGHT,
                               planted_persona=sim.PLANTED_PERSONA, n_bootstrap=B)
-                for r in range(30)] for k in (1, 5)}
+                for r in range(24)] for k in (1, 5)}
 
 
 def test_simulated_rows_follow_the_design():

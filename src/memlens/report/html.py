@@ -12,6 +12,7 @@ import math
 
 import pandas as pd
 
+from memlens.numfmt import number
 from memlens.textsafe import escape_html as escape
 
 CSS = """
@@ -115,8 +116,8 @@ def _power_html(validity: dict) -> str:
     for metric, row in power.items():
         need = row.get("questions_for_paper_effect")
         rows.append(f"<tr><td>{escape(str(metric))}</td><td>{fmt(row.get('n_questions'))}</td>"
-                    f"<td>{fmt(row.get('mde_pct'))}%</td>"
-                    f"<td>+{fmt(row.get('paper_effect_pct'))}%</td>"
+                    f"<td>{number(row.get('mde_pct'), '+.1f')}%</td>"
+                    f"<td>{number(row.get('paper_effect_pct'), '+.0f')}%</td>"
                     f"<td>{'yes' if row.get('powered') else 'no'}</td>"
                     f"<td>{fmt(need) if need else 'n/a'}</td></tr>")
     return ("<p class=\"meta\">Power of the sensitivity check (paired t over questions, "
@@ -133,7 +134,7 @@ def _coverage_html(validity: dict) -> str:
     cells = "".join(f"<tr><td>{escape(str(k))}</td><td>{fmt(v.get('usable'))} of "
                     f"{fmt(v.get('planned'))}</td></tr>" for k, v in sorted(coverage.items()))
     return (f"<p class=\"meta\">Usable drift rows per condition class (no verdict below "
-            f"{fmt(100 * float(validity.get('min_coverage', 0.8)))} % of the plan):</p>"
+            f"{number(100 * float(validity.get('min_coverage', 0.8)), '.0f')} % of the plan):</p>"
             f"<table><tr><th>class</th><th>usable of planned</th></tr>{cells}</table>")
 
 
