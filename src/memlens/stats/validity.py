@@ -213,7 +213,7 @@ def explain(validity: Mapping) -> str:
                              "scaffolding or the labeler, not memory, moves the reasoning.")
         elif status == "floor_unstable":
             sentences.append(f"The floor is unstable on {metric}: noise drifted significantly "
-                             f"less than two no-memory samples ({', '.join(check['below_floor'])})"
+                             f"less than the no-memory floor ({', '.join(check['below_floor'])})"
                              "; more no-memory baselines per question (--baselines) steady it.")
         elif status == "inconclusive" and name == "specificity":
             sentences.append(f"Specificity is undecided on {metric}: no noise category is "
