@@ -23,14 +23,16 @@ def _labelled_digest(row: dict) -> str:
 
 
 def pending_label_rows(store) -> list[dict]:
-    """Steps rows that have steps but no stored labels (or labels for other steps)."""
+    """Steps rows that have steps but no stored labels, labels for other steps, or labels
+    left ``unlabeled`` by a failed labeler call (retried, like failed generation calls)."""
     labelled = {row["id"]: row for row in store.rows(LABELS_TABLE)}
     pending = []
     for row in store.rows(STEPS_TABLE):
         if row.get("status") != "ok":
             continue
         done = labelled.get(row["id"])
-        if done is None or _labelled_digest(done) != steps_digest(row["steps"]):
+        if done is None or done.get("status") == "failed_call" \
+                or _labelled_digest(done) != steps_digest(row["steps"]):
             pending.append(row)
     return pending
 
@@ -44,7 +46,7 @@ def run_labeling(store, make_labeler: Callable[[], object], *, batch: int = 64,
     recorded, never raised).
     """
     todo = pending_label_rows(store)
-    counts = {"responses": len(todo), "steps": sum(len(r["steps"]) for r in todo)}
+    counts = {"responses": len(todo), "steps": sum(len(r["steps"]) for r in todo), "failed": 0}
     if not todo:
         return counts
     from tqdm import tqdm
@@ -56,13 +58,16 @@ def run_labeling(store, make_labeler: Callable[[], object], *, batch: int = 64,
     for start in range(0, len(todo), batch):
         part = todo[start:start + batch]
         labels = labeler.label([row["steps"] for row in part])
+        failed = getattr(labeler, "failed_calls", set())
         rows = []
-        for row, symbols in zip(part, labels, strict=True):
+        for index, (row, symbols) in enumerate(zip(part, labels, strict=True)):
             symbols = list(symbols)
             if len(symbols) != len(row["steps"]):
                 symbols = [UNLABELED] * len(row["steps"])
             rows.append({"id": row["id"], "steps_sha256": steps_digest(row["steps"]),
-                         "labels": symbols})
+                         "labels": symbols,
+                         "status": "failed_call" if index in failed else "ok"})
+        counts["failed"] += sum(index in failed for index in range(len(part)))
         store.put_rows(LABELS_TABLE, rows)
         bar.update(len(part))
     bar.close()

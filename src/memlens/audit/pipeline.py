@@ -246,6 +246,17 @@ def run_stats(store, config: AuditConfig) -> tuple[dict | None, str | None]:
     return stats, error
 
 
+def labeler_options(config: AuditConfig) -> dict:
+    """``--concurrency`` bounds an API labeler's calls too (its backend's own default is 32)."""
+    from memlens.models.registry import API_BACKENDS, parse_model_string
+
+    if config.labeler == "embedded" or config.concurrency is None:
+        return {}
+    if parse_model_string(config.labeler.removeprefix("llm:"))[0] not in API_BACKENDS:
+        return {}
+    return {"model_options": {"max_concurrency": config.concurrency}}
+
+
 def question_chunks(cells: list[Cell], size: int) -> list[list[Cell]]:
     """Consecutive whole questions, about ``size`` cells per chunk (at least one question).
 
@@ -291,7 +302,8 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
         check_manifest(store, config, inputs, run_dir)
         write_manifest(store, config, inputs)
         make_labeler = cache(lambda: get_labeler(
-            config.labeler, ontology=load_ontology(config.ontology), store=store))
+            config.labeler, ontology=load_ontology(config.ontology), store=store,
+            **labeler_options(config)))
         excluded: set[tuple[str, str]] = set()
         if config.orthogonality_rater:
             result.orthogonality = run_orthogonality(

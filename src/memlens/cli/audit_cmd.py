@@ -94,7 +94,9 @@ def run_audit_command(args: argparse.Namespace) -> int:
         return dry_run(config, args.out, power=args.power)
     result = run_audit(config, args.out, progress=not args.no_progress)
     print(summary_text(result))
-    return finished_status(result.calls.get("failed", 0), result.calls.get("pending", 0))
+    # failed labeler calls count too: their responses stay unlabeled until a re-run labels them
+    failed = result.calls.get("failed", 0) + result.labels.get("failed", 0)
+    return finished_status(failed, result.calls.get("pending", 0) + result.labels.get("responses", 0))
 
 
 def dry_run(config, run_dir: str, power: bool = False) -> int:

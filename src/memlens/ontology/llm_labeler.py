@@ -47,6 +47,9 @@ class LLMLabeler:
             json_schema=reply_schema(ontology) if structured else None)
         self.progress = progress
         self.counts = LabelingCounts()
+        self.failed_calls: set[int] = set()
+        """Indices (in the last ``label`` call) of responses left unlabeled because a model
+        call failed for good — not labelled, to be retried — as opposed to invalid replies."""
 
     @property
     def labeler_id(self) -> str:
@@ -65,6 +68,7 @@ class LLMLabeler:
     def label(self, responses: list[list[str]]) -> list[list[str]]:
         """One symbol id (or ``unlabeled``) per step of every response."""
         results: list[list[str] | None] = [[] if not steps else None for steps in responses]
+        self.failed_calls = set()
         todo = [index for index, steps in enumerate(responses) if steps]
         prompts = {index: label_messages(self.ontology, responses[index]) for index in todo}
         first = self._run([prompts[index] for index in todo], "label")
@@ -77,6 +81,7 @@ class LLMLabeler:
                 self.counts.valid_first_try += 1
             elif isinstance(outcome, ModelCallError):
                 results[index] = self._give_up(index, responses[index], problem, "")
+                self.failed_calls.add(index)
             else:
                 repairs[index] = repair_messages(prompts[index], outcome.text, problem)
         second = self._run(list(repairs.values()), "label-repair") if repairs else []
@@ -88,6 +93,8 @@ class LLMLabeler:
             else:
                 reply = "" if isinstance(outcome, ModelCallError) else outcome.text
                 results[index] = self._give_up(index, responses[index], problem, reply)
+                if isinstance(outcome, ModelCallError):
+                    self.failed_calls.add(index)
         return [list(labels or []) for labels in results]
 
     def _check(self, outcome, n_steps: int) -> tuple[list[str] | None, str]:
