@@ -120,6 +120,8 @@ def test_coverage_below_threshold_withholds_the_verdict():
     kept = apply_coverage(verdict, {"noise": {"planned": 10, "usable": 9},
                                     "life_event": {"planned": 10, "usable": 8}})
     assert kept["verdict"] == "pass"
+    assert kept["explanation"].startswith("This verdict rests on fewer responses than planned "
+                                          "(life_event 8/10, noise 9/10")
     withheld = apply_coverage(verdict, {"noise": {"planned": 10, "usable": 9},
                                         "life_event": {"planned": 10, "usable": 7}})
     assert withheld["verdict"] == "not_stated" and withheld["verdict_if_stated"] == "pass"

@@ -268,7 +268,13 @@ def apply_coverage(validity: dict, coverage: Mapping[str, Mapping],
     the result records it and, below the threshold, sets ``verdict`` to ``not_stated``."""
     low = {klass: row for klass, row in coverage.items()
            if row.get("planned") and row["usable"] / row["planned"] < threshold}
+    short = {klass: row for klass, row in coverage.items()
+             if row.get("planned") and row["usable"] < row["planned"]}
     validity = {**validity, "coverage": dict(coverage), "min_coverage": threshold}
+    if short and not low:
+        parts = ", ".join(f"{k} {row['usable']}/{row['planned']}" for k, row in sorted(short.items()))
+        validity["explanation"] = (f"This verdict rests on fewer responses than planned ({parts} "
+                                   "usable drift rows). " + validity.get("explanation", ""))
     if low:
         parts = ", ".join(f"{k} {row['usable']}/{row['planned']}" for k, row in sorted(low.items()))
         validity.update(verdict="not_stated", persona_interpretable=False,
