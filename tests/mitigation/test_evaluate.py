@@ -38,7 +38,7 @@ def held_out():
 
 def judge_model() -> FakeModel:
     def reply(messages, params):
-        prompt = messages[-1]["content"]
+        prompt = messages[0]["content"]  # the repair turn keeps the same first prompt
         if "<step_1>" in prompt:
             if "Q2" in prompt:
                 return "garbage"
@@ -118,3 +118,24 @@ def test_lm_eval_runs_on_the_tiny_model(tmp_path):
     scores = run_capability(str(model), ["mmlu", "gsm8k"], limit=2, max_gen_toks=8)
     # an untrained model answers nothing right; the pipeline must still report numbers
     assert scores == {"MMLU": 0.0, "GSM8K": 0.0}
+
+
+def test_resume_under_other_settings_is_refused(tmp_path, held_out):
+    from memlens.errors import MemlensError
+
+    def run(**changes):
+        config = EvalConfig(**{"models": ["base"], "data": held_out, **changes})
+        model = FakeModel([BASE], model_id="base")
+        evaluate_models(config, tmp_path, progress=False,
+                        models={"base": model, "tuned": FakeModel([TUNED], model_id="tuned")},
+                        labeler=KeywordLabeler())
+        return model
+
+    run()
+    with pytest.raises(MemlensError, match=r"mitigate_eval run with different settings "
+                                           r"\(temperature\)"):
+        run(temperature=0.2)
+    with pytest.raises(MemlensError, match=r"\(limit, held_out content\)"):
+        run(limit=2)  # fewer held-out rows: another design
+    # another model next to the stored one, and lm-eval settings (not stored): a resume
+    assert run(models=["base", "tuned"], lm_eval_limit=5).calls == []

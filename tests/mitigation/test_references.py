@@ -112,3 +112,17 @@ def test_a_judge_must_be_named(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["mitigate", "references", "--model", "fake", "--out", str(tmp_path / "cli")])
     assert "--judge" in capsys.readouterr().err
+
+
+def test_resume_under_other_settings_is_refused(tmp_path):
+    config = ReferenceConfig(limit=2, candidates=2, labeler="keyword")
+    build_references(config, tmp_path, progress=False, models={"model": policy(), "judge": judge({})})
+    changed = ReferenceConfig(limit=2, candidates=3, labeler="keyword", max_tokens=64)
+    with pytest.raises(MemlensError, match=r"references run with different settings "
+                                           r"\(candidates, max_tokens\)"):
+        build_references(changed, tmp_path, progress=False,
+                         models={"model": policy(), "judge": judge({})})
+    again = policy()  # test_fraction only splits the written data set: a resume may change it
+    build_references(ReferenceConfig(limit=2, candidates=2, labeler="keyword", test_fraction=0.5),
+                     tmp_path, progress=False, models={"model": again, "judge": judge({})})
+    assert again.calls == []

@@ -37,7 +37,7 @@ def scripted_generator() -> FakeModel:
 
 def scripted_judge() -> FakeModel:
     def reply(messages, params):
-        prompt = messages[-1]["content"]
+        prompt = messages[0]["content"]  # a repair turn keeps the same first prompt
         if "Rewrite" in prompt:
             if "lower-quality" in prompt:
                 return "It depends. Maybe."  # untagged: normalised
@@ -168,3 +168,12 @@ def test_end_to_end_on_the_embedded_model(tmp_path):
     assert counts["chosen"] + counts["rejected"] + empty == 2
     assert counts["pairs_kept"] == min(1, counts["chosen"] * counts["rejected"])
     assert counts["splits"]["train"] + counts["splits"]["test"] == counts["pairs_kept"]
+
+
+def test_resume_under_other_settings_is_refused(tmp_path):
+    build(tmp_path, samples_per_arm=1)
+    with pytest.raises(MemlensError, match=r"different settings \(samples_per_arm, seed\)"):
+        build(tmp_path, samples_per_arm=2, seed=4)
+    # the split only shapes the written data set from the stored rows: allowed, no new calls
+    _, generator, judge = build(tmp_path, samples_per_arm=1, test_fraction=0.5)
+    assert generator.calls == [] and judge.calls == []

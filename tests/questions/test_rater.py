@@ -55,7 +55,7 @@ def test_failed_call_and_empty_reply_are_recorded():
 
     failed, empty = rate_questions([Q1, Q2], FakeModel(script))
     assert failed.error.startswith("rater_error: call failed (") and "timeout" in failed.error
-    assert empty.error == "rater_error: no JSON object in the reply after one repair attempt"
+    assert empty.error == "rater_error: the reply was empty after one repair attempt"
     assert not failed.keep and not empty.keep
 
 

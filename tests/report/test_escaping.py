@@ -1,5 +1,7 @@
 """Model text is untrusted: a reply containing <script> renders as text, never as markup."""
 
+from types import SimpleNamespace
+
 from memlens.report.html import page, table_html, validity_html
 from memlens.report.trajectory import aligned_rows, viewer_html
 
@@ -56,9 +58,9 @@ def test_comparison_page_escapes_run_labels(tmp_path, monkeypatch):
     stats = {"metrics": {"dtw": {"categories": {"age": {
         "condition_class": "persona", "n": 3, "d_rel": 0.5, "d_rel_ci": [0.1, 0.9]}}}},
         "validity": {"verdict": "pass"}}
-    runs = {"a": {"manifest": {"model": EVIL, "labeler": "embedded"}, "stats": stats},
-            "b": {"manifest": {"model": "fake", "labeler": "embedded"}, "stats": stats}}
-    monkeypatch.setattr("memlens.report.build.load_run", lambda run_dir: runs[run_dir.name])
+    runs = {"a": SimpleNamespace(manifest={"model": EVIL, "labeler": "embedded"}, stats=stats),
+            "b": SimpleNamespace(manifest={"model": "fake", "labeler": "embedded"}, stats=stats)}
+    monkeypatch.setattr("memlens.report.compare.load_audit_run", lambda run_dir: runs[run_dir.name])
     compare_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
     html = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
     assert "<script>alert" not in html and "<img src=x" not in html

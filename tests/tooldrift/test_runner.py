@@ -37,7 +37,8 @@ def test_garbage_replies_are_recorded_not_raised(tmp_path):
     with RunStore(tmp_path, read_only=True) as store:
         rows = {r["condition"]: r for r in store.rows(CALLS_TABLE)}
     assert rows["base"]["status"] == "invalid" and "unknown tool" in rows["base"]["error"]
-    assert rows["neutral"]["status"] == "invalid" and rows["neutral"]["error"] == "invalid JSON"
+    assert rows["neutral"]["status"] == "invalid" and rows["neutral"]["error"] == (
+        "the reply is not valid JSON (Expecting property name enclosed in double quotes at char 1)")
     assert rows["biased"]["status"] == "no_call"
     assert summary["r_biased"] is None
     assert summary["counts"]["invalid"]["total"] == 2 and summary["counts"]["no_call"]["total"] == 1
@@ -88,3 +89,16 @@ def test_model_text_is_escaped_in_the_html_report(tmp_path):
                   progress=False)
     page = (tmp_path / "tooldrift.html").read_text()
     assert "<script>" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+
+
+def test_resume_under_other_settings_is_refused(tmp_path):
+    from memlens.errors import MemlensError
+
+    run_tooldrift(FakeModel(drifting_agent), DATA, tmp_path,
+                  RunConfig(k=1, limit=1, n_bootstrap=20), progress=False)
+    with pytest.raises(MemlensError, match=r"different settings \(k, temperature\)"):
+        run_tooldrift(FakeModel(drifting_agent), DATA, tmp_path,
+                      RunConfig(k=2, limit=1, n_bootstrap=20, temperature=0.1), progress=False)
+    again = FakeModel(drifting_agent)  # the bootstrap only re-summarises: a resume may change it
+    run_tooldrift(again, DATA, tmp_path, RunConfig(k=1, limit=1, n_bootstrap=30), progress=False)
+    assert again.calls == []

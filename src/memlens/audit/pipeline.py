@@ -1,5 +1,5 @@
 """``run_audit``: plan -> [orthogonality] -> generate -> steps -> labels -> drift -> statistics
--> report.
+(the report is ``memlens.report``'s job, asked for by the CLI).
 
 Every stage reads and writes the run store, so an interrupted audit resumes where it stopped and
 re-running a finished one calls no model and recomputes nothing.
@@ -210,19 +210,28 @@ def drift_frame(store, *, include_excluded: bool = False):
     return frame.reset_index(drop=True)
 
 
-def run_stats(store, config: AuditConfig) -> tuple[dict | None, str | None]:
-    """Statistics on the drift table; reused when table, seed and B are unchanged.
+def stats_key(frame, config: AuditConfig) -> str:
+    """The input key of stored statistics: sha256(drift table | seed | B | version | K)."""
+    return hashlib.sha256((frame.to_csv(index=False) + f"|{config.seed}|{config.n_bootstrap}"
+                           + f"|{STATS_VERSION}|{config.baselines}")
+                          .encode()).hexdigest()
 
-    A table the statistics cannot analyse (e.g. no noise rows) is recorded as an error
-    message, never raised: every earlier stage's work stays stored and reported.
-    """
-    frame = drift_frame(store)
-    key = hashlib.sha256((frame.to_csv(index=False) + f"|{config.seed}|{config.n_bootstrap}"
-                          + f"|{STATS_VERSION}|{config.baselines}")
-                         .encode()).hexdigest()
+
+def stored_stats(store, key: str) -> tuple[bool, dict | None, str | None]:
+    """``(found, stats, error)`` of the stored statistics row when its input key is ``key``."""
     stored = next((row for row in store.rows(STATS_TABLE) if row["id"] == "stats"), None)
     if stored and stored.get("input_sha256") == key:
-        return stored.get("stats"), stored.get("error")
+        return True, stored.get("stats"), stored.get("error")
+    return False, None, None
+
+
+def compute_stats(frame, config: AuditConfig, planned: dict | None
+                  ) -> tuple[dict | None, str | None]:
+    """Statistics of a drift table (pure: nothing is stored); coverage against ``planned``.
+
+    A table the statistics cannot analyse (e.g. no noise rows) gives an error message, never
+    raises: every earlier stage's work stays stored and reported.
+    """
     from memlens.stats import analyze
     from memlens.stats.validity import apply_coverage
 
@@ -234,13 +243,28 @@ def run_stats(store, config: AuditConfig) -> tuple[dict | None, str | None]:
         error = str(problem)
     if stats is not None:
         stats["design"] = design_summary(config)
-        planned = store.read_manifest().get("audit", {}).get("inputs", {}).get(
-            "planned_drift_rows")
         if planned:
             usable = frame["condition_class"].value_counts().to_dict() if len(frame) else {}
             coverage = {klass: {"planned": int(count), "usable": int(usable.get(klass, 0))}
                         for klass, count in planned.items()}
             stats["validity"] = apply_coverage(stats["validity"], coverage)
+    return stats, error
+
+
+def planned_rows(store) -> dict | None:
+    """The drift rows the audit's design planned per class (from the manifest), if recorded."""
+    return store.read_manifest().get("audit", {}).get("inputs", {}).get("planned_drift_rows")
+
+
+def run_stats(store, config: AuditConfig) -> tuple[dict | None, str | None]:
+    """Statistics on the drift table; reused when table, seed and B are unchanged, else
+    computed and stored (``memlens.audit.results`` reads them without writing)."""
+    frame = drift_frame(store)
+    key = stats_key(frame, config)
+    found, stats, error = stored_stats(store, key)
+    if found:
+        return stats, error
+    stats, error = compute_stats(frame, config, planned_rows(store))
     store.put_rows(STATS_TABLE, [{"id": "stats", "input_sha256": key, "stats": stats,
                                   "error": error}])
     return stats, error
@@ -278,13 +302,21 @@ def question_chunks(cells: list[Cell], size: int) -> list[list[Cell]]:
 
 
 def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True,
-              report: bool = True) -> AuditResult:
+              report: bool = False) -> AuditResult:
     """Run (or resume) the audit described by ``config`` in ``run_dir``.
 
     Questions are processed in chunks (generate -> steps -> labels -> drift per chunk), so an
     interrupted run already holds drift rows for its finished questions and ``memlens report``
-    can show them; the statistics and the report come at the end.
+    can show them; the statistics come at the end.
+
+    The audit never builds the report (``memlens.audit`` imports nothing from
+    ``memlens.report``): call ``memlens.report.build_report(run_dir)`` afterwards, as
+    ``memlens audit`` does. ``report`` is kept for old callers: ``False`` (the default) is the
+    only value accepted.
     """
+    if report:
+        raise MemlensError("run_audit no longer builds the report: call "
+                           "memlens.report.build_report(run_dir) after it (report=False)")
     from functools import cache
 
     from memlens.models import get_model
@@ -333,10 +365,6 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
         if config.orthogonality_rater:
             result.quality.update(orthogonality_quality(
                 current_ratings(store, config, cells), excluded, drift_rows))
-    if report:
-        from memlens.report import build_report
-
-        result.report = str(build_report(run_dir))
     result.seconds["total"] = time.perf_counter() - timer
     return result
 

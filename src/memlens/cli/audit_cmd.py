@@ -92,7 +92,10 @@ def run_audit_command(args: argparse.Namespace) -> int:
     config = audit_config(args)
     if args.dry_run:
         return dry_run(config, args.out, power=args.power)
+    from memlens.report import build_report
+
     result = run_audit(config, args.out, progress=not args.no_progress)
+    result.report = str(build_report(args.out))  # the audit has closed its store
     print(summary_text(result))
     # failed labeler calls count too: their responses stay unlabeled until a re-run labels them
     failed = result.calls.get("failed", 0) + result.labels.get("failed", 0)

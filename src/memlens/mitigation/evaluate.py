@@ -25,7 +25,7 @@ import numpy as np
 from memlens.errors import MemlensError
 from memlens.fileio import atomic_path, atomic_write_text
 from memlens.metrics import dtw, lexical_diversity
-from memlens.mitigation.judging import SCORE_SCHEMA, parse_score, score_messages
+from memlens.mitigation.judging import SCORE_SCHEMA, ask_scores, score_messages
 
 COLUMNS = ["model", "MMLU", "GSM8K", "IF(strict)", "IF(loose)", "DTW", "Diversity",
            "Helpfulness", "NonDistraction", "n", "no_steps", "failed", "judge_invalid"]
@@ -47,6 +47,12 @@ class EvalConfig:
     temperature: float = 0.7
     top_p: float = 0.98
     top_k: int = 50
+
+
+EVAL_RUNTIME_ONLY = frozenset({"models", "data", "lm_eval_tasks", "lm_eval_limit"})
+"""Settings a resumed evaluation may change: each model's rows are generated and scored on
+their own (the table lists the models asked for now), the held-out rows are compared by content,
+and lm-eval scores are not stored in the run directory (recomputed every run)."""
 
 
 def config_record(config: EvalConfig) -> dict:
@@ -103,19 +109,18 @@ def drift_and_diversity(texts: list[str | None], rows: list[dict], labeler) -> d
 
 def judge_scores(judge, texts: list[str | None], rows: list[dict], store, seed: int,
                  progress: bool) -> dict:
-    """Mean helpfulness and non-distraction over valid judge replies; invalid ones counted."""
-    from memlens.engine import run_requests
-    from memlens.models import ChatRequest, ChatResponse, GenerationParams
+    """Mean helpfulness and non-distraction over valid judge replies (an invalid reply is
+    repaired once); invalid ones and failed calls counted."""
+    from memlens.models import ChatRequest, GenerationParams
 
     params = GenerationParams(temperature=0.0, max_tokens=200, seed=seed, json_schema=SCORE_SCHEMA)
     asked = [i for i, text in enumerate(texts) if text]
     requests = [ChatRequest(tuple(score_messages(_user_text(rows[i]), rows[i].get("stimulus", ""),
                                                  texts[i])), params, tag="mitigate/judge")
                 for i in asked]
-    replies = run_requests(judge, requests, store, progress=progress, desc="judge") \
+    scores = [c.value for c in ask_scores(judge, requests, store, progress=progress)] \
         if requests else []
-    scores = [parse_score(r.text) if isinstance(r, ChatResponse) else None for r in replies]
-    valid = [s for s in scores if s is not None and s.valid]
+    valid = [s for s in scores if s is not None]
     return {"Helpfulness": float(np.mean([s.helpfulness for s in valid])) if valid else None,
             "NonDistraction": float(np.mean([1 - s.distracted for s in valid])) if valid
             else None, "judge_invalid": len(scores) - len(valid)}
@@ -132,6 +137,7 @@ def evaluate_models(config: EvalConfig, out: Path, *, progress: bool = True,
 
     from memlens.mitigation.labeling import build_labeler
     from memlens.models import ChatResponse, get_model
+    from memlens.runmanifest import content_sha256, open_run_manifest
     from memlens.store import RunStore
 
     rows = _with_stimulus_text(held_out_rows(config.data, config.limit))
@@ -139,7 +145,9 @@ def evaluate_models(config: EvalConfig, out: Path, *, progress: bool = True,
     out.mkdir(parents=True, exist_ok=True)
     table = []
     with RunStore(out) as store:
-        store.write_manifest({"mitigate_eval": config_record(config)})
+        open_run_manifest(store, "mitigate_eval", config_record(config),
+                          runtime_only=EVAL_RUNTIME_ONLY,
+                          inputs={"held_out_sha256": content_sha256(rows)})
         judge = (models or {}).get("judge") or (get_model(config.judge) if config.judge else None)
         for name in config.models:
             model = (models or {}).get(name) or get_model(name)

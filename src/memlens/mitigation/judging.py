@@ -1,15 +1,16 @@
 """Judge prompts and validated judge replies (helpfulness h, distraction d, acknowledgement a).
 
-The judge answers in JSON; a reply that is not valid JSON with ``helpfulness`` ∈ 1..5,
-``distracted`` ∈ {0, 1} and ``acknowledges_irrelevance`` ∈ {0, 1} is *recorded* as invalid
-(with the reason), never raised: model output is untrusted.
+The judge answers in JSON (read with ``memlens.jsonreply.extract_json_object``); a reply that is
+not valid JSON with ``helpfulness`` ∈ 1..5, ``distracted`` ∈ {0, 1} and
+``acknowledges_irrelevance`` ∈ {0, 1} gets one repair turn (``ask_scores``) and, still invalid,
+is *recorded* as invalid (with the reason), never raised: model output is untrusted.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
+
+from memlens.jsonreply import InvalidReply, ask_json, extract_json_object
 
 SCORE_SCHEMA = {
     "type": "object",
@@ -66,32 +67,18 @@ def score_messages(question: str, persona: str, response: str) -> list[dict]:
         question=question, persona=persona or "(none)", response=response)}]
 
 
-_JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
-
-
 def first_json_object(text: str) -> dict | None:
-    """The first JSON object in ``text`` (bare or inside prose / code fences), else None.
+    """The first JSON object in ``text`` (``memlens.jsonreply.extract_json_object``), else None.
 
     >>> first_json_object('Sure: ```json\\n{"best": 2}\\n```')
     {'best': 2}
     >>> first_json_object("no json") is None
     True
     """
-    text = text or ""
     try:
-        value = json.loads(text)
-        if isinstance(value, dict):
-            return value
-    except json.JSONDecodeError:
-        pass
-    for match in _JSON_OBJECT.finditer(text):
-        try:
-            value = json.loads(match.group(0))
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
+        return extract_json_object(text)
+    except InvalidReply:
+        return None
 
 
 def _integer(value: object) -> int | None:
@@ -116,9 +103,10 @@ def parse_score(text: str) -> JudgeScore:
     >>> parse_score("I think it is good").problem
     'no JSON object in the reply'
     """
-    data = first_json_object(text)
-    if data is None:
-        return JudgeScore(problem="no JSON object in the reply")
+    try:
+        data = extract_json_object(text)
+    except InvalidReply as problem:
+        return JudgeScore(problem=str(problem))
     values = {}
     for name, allowed in (("helpfulness", range(1, 6)), ("distracted", (0, 1)),
                           ("acknowledges_irrelevance", (0, 1))):
@@ -131,6 +119,34 @@ def parse_score(text: str) -> JudgeScore:
         values[name] = value
     return JudgeScore(values["helpfulness"], values["distracted"],
                       values["acknowledges_irrelevance"])
+
+
+SCORE_REPAIR_PROMPT = ("Your reply was invalid: {problem}. Reply again with only the JSON "
+                       'object {"helpfulness": h, "distracted": d, "acknowledges_irrelevance": a}.')
+"""The judge's repair turn (``{problem}`` = the validation problem)."""
+
+
+def _valid_score(text: str) -> JudgeScore:
+    score = parse_score(text)
+    if not score.valid:
+        raise InvalidReply(score.problem)
+    return score
+
+
+def ask_scores(judge, requests: list, store=None, *, progress: bool = False) -> list:
+    """Ask the judge every request (``score_messages`` prompts), validate each reply and repair
+    an invalid one once (``memlens.jsonreply.ask_json``); one ``Checked`` per request whose
+    ``value`` is the valid ``JudgeScore`` (None with ``problem`` / ``call_error`` otherwise).
+
+    >>> from memlens.models import ChatRequest, FakeModel
+    >>> judge = FakeModel(["It is great!", '{"helpfulness": 5, "distracted": 0, '
+    ...                    '"acknowledges_irrelevance": 1}'])
+    >>> ask = ChatRequest(tuple(score_messages("Q?", "I like tea.", "A.")))
+    >>> [(c.value.helpfulness, c.repaired) for c in ask_scores(judge, [ask])]
+    [(5, True)]
+    """
+    return ask_json(judge, requests, _valid_score, store=store,
+                    repair_prompt=SCORE_REPAIR_PROMPT, progress=progress, desc="judge")
 
 
 def verdict(score: JudgeScore) -> str:

@@ -15,6 +15,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from memlens.envscope import scoped_environ
 from memlens.errors import MemlensError, missing_extra
 
 TASKS = {
@@ -103,16 +104,17 @@ def run_capability(model_path: str, tasks: list[str], *, limit: int | None = Non
     """Run the capability tasks on a local Hugging Face model directory on CPU / GPU."""
     import tempfile
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-    try:
-        from lm_eval import simple_evaluate
-        from lm_eval.tasks import TaskManager
-    except ImportError:
-        raise missing_extra("lm-eval", "eval") from None
     if not Path(model_path).exists():
         raise MemlensError(f"lm-eval: model directory not found: {model_path}")
-    with tempfile.TemporaryDirectory(dir=work_dir) as scratch:
+    # lm-eval offers no offline argument; datasets / huggingface_hub read these variables when
+    # lm-eval imports and runs them. Set them (unless the user chose) for this call only.
+    offline = {name: os.environ.get(name, "1") for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")}
+    with scoped_environ(**offline), tempfile.TemporaryDirectory(dir=work_dir) as scratch:
+        try:
+            from lm_eval import simple_evaluate
+            from lm_eval.tasks import TaskManager
+        except ImportError:
+            raise missing_extra("lm-eval", "eval") from None
         names = write_task_configs(Path(scratch), tasks, data_files)
         manager = TaskManager(include_path=scratch, include_defaults=False)
         output = simple_evaluate(

@@ -97,6 +97,7 @@ def build_references(config: ReferenceConfig, out: Path, *, progress: bool = Tru
     from memlens.mitigation.labeling import build_labeler
     from memlens.models import ChatModel, get_model
     from memlens.questions import load_questions
+    from memlens.runmanifest import content_sha256, open_run_manifest
     from memlens.store import RunStore
 
     models = models or {}
@@ -104,7 +105,10 @@ def build_references(config: ReferenceConfig, out: Path, *, progress: bool = Tru
     stimuli = irrelevant_stimuli(config.stimuli)
     out.mkdir(parents=True, exist_ok=True)
     with RunStore(out) as store:
-        store.write_manifest({"references": asdict(config)})
+        # test_fraction only splits the written data set (recomputed from the stored rows)
+        open_run_manifest(store, "references", asdict(config), runtime_only={"test_fraction"},
+                          inputs={"questions_sha256": content_sha256(questions),
+                                  "stimuli_sha256": content_sha256(stimuli)})
         policy: ChatModel = models.get("model") or get_model(config.model)
         judge: ChatModel = models.get("judge") or get_model(require_judge(config.judge))
         answers = run_requests(policy, candidate_requests(config, questions), store,

@@ -19,7 +19,8 @@ from pathlib import Path
 from memlens.fileio import atomic_write_text
 from memlens.mitigation.judging import (
     SCORE_SCHEMA,
-    parse_score,
+    JudgeScore,
+    ask_scores,
     require_judge,
     score_messages,
     verdict,
@@ -52,6 +53,12 @@ class SymPrefConfig:
     mix_fraction: float = 0.5
     max_length_difference: int = 20
     test_fraction: float = 0.2
+
+
+SYMPREF_RUNTIME_ONLY = frozenset({"mix", "mix_fraction", "max_length_difference",
+                                  "test_fraction"})
+"""Settings a resumed build may change: they shape the written data set from the stored rows
+(mixing, train/test split), never what is generated, judged or rewritten."""
 
 
 def prompt_messages(persona: Persona, question: str, with_instruction: bool) -> list[dict]:
@@ -102,8 +109,8 @@ def candidate_plan(config: SymPrefConfig, questions, personas: list[Persona]) ->
 
 def judge_candidates(plan: list[dict], outcomes: list, judge, store, seed: int,
                      progress: bool) -> list[dict]:
-    """Score every answered candidate; returns storable rows with text, scores and verdict."""
-    from memlens.engine import run_requests
+    """Score every answered candidate (an invalid judge reply is repaired once); returns
+    storable rows with text, scores and verdict."""
     from memlens.models import ChatRequest, GenerationParams, ModelCallError
 
     params = GenerationParams(temperature=0.0, max_tokens=200, seed=seed, json_schema=SCORE_SCHEMA)
@@ -118,14 +125,14 @@ def judge_candidates(plan: list[dict], outcomes: list, judge, store, seed: int,
             requests.append((row, ChatRequest(tuple(score_messages(
                 entry["question"], entry["persona"], outcome.text)), params, tag="sympref/judge")))
         rows.append(row)
-    replies = run_requests(judge, [r for _, r in requests], store, progress=progress,
-                           desc="judge") if requests else []
-    for (row, _), reply in zip(requests, replies, strict=True):
-        if isinstance(reply, ModelCallError):
-            row.update(verdict="judge_failed", judge={"problem": str(reply.reason)})
+    checked = ask_scores(judge, [r for _, r in requests], store, progress=progress) \
+        if requests else []
+    for (row, _), judged in zip(requests, checked, strict=True):
+        if judged.failed_call:
+            row.update(verdict="judge_failed", judge={"problem": judged.call_error})
             continue
-        score = parse_score(reply.text)
-        row.update(verdict=verdict(score), judge={**score.to_dict(), "reply": reply.text[:500]})
+        score = judged.value or JudgeScore(problem=judged.problem)
+        row.update(verdict=verdict(score), judge={**score.to_dict(), "reply": judged.reply[:500]})
     return rows
 
 
@@ -190,6 +197,7 @@ def build_sympref(config: SymPrefConfig, out: Path, *, progress: bool = True,
     from memlens.mitigation.datasets_io import save_dataset
     from memlens.models import get_model
     from memlens.questions import load_questions
+    from memlens.runmanifest import content_sha256, open_run_manifest
     from memlens.store import RunStore
 
     models = models or {}
@@ -197,7 +205,9 @@ def build_sympref(config: SymPrefConfig, out: Path, *, progress: bool = True,
     personas = load_personas(config.personas)
     out.mkdir(parents=True, exist_ok=True)
     with RunStore(out) as store:
-        store.write_manifest({"sympref": asdict(config)})
+        open_run_manifest(store, "sympref", asdict(config), runtime_only=SYMPREF_RUNTIME_ONLY,
+                          inputs={"questions_sha256": content_sha256(questions),
+                                  "personas_sha256": content_sha256(personas)})
         generator = models.get("model") or get_model(config.model)
         judge = models.get("judge") or get_model(require_judge(config.judge))
         rewriter = models.get("rewriter") or (get_model(config.rewriter) if config.rewriter

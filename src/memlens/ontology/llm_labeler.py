@@ -1,6 +1,7 @@
 """The LLM labeler: one call per response labels all its steps; validated, repaired once, cached.
 
-Calls go through ``memlens.engine.run_requests`` so a ``RunStore`` caches and resumes them.
+Calls go through ``memlens.jsonreply.ask_json`` (``memlens.engine.run_requests``) so a
+``RunStore`` caches and resumes them.
 A reply that still fails validation after one repair attempt — or a call that failed for good —
 makes every step of that response ``unlabeled``; the problem is recorded in ``problems``.
 """
@@ -8,15 +9,10 @@ makes every step of that response ``unlabeled``; the problem is recorded in ``pr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
-from memlens.models.base import ChatModel, ChatRequest, GenerationParams, ModelCallError
-from memlens.ontology.prompting import (
-    InvalidReply,
-    label_messages,
-    parse_labels,
-    repair_messages,
-    reply_schema,
-)
+from memlens.models.base import ChatModel, ChatRequest, GenerationParams
+from memlens.ontology.prompting import REPAIR_PROMPT, label_messages, parse_labels, reply_schema
 from memlens.ontology.schema import UNLABELED, Ontology
 
 
@@ -57,53 +53,31 @@ class LLMLabeler:
         return (f"llm:{self.model.model_id}:t{self.params.temperature}:s{self.params.seed}:"
                 f"{self.ontology.content_hash()[:12]}")
 
-    def _run(self, conversations: list[list[dict]], desc: str) -> list:
-        from memlens.engine import run_requests
-
-        requests = [ChatRequest(tuple(messages), self.params, tag=f"label/{desc}")
-                    for messages in conversations]
-        return run_requests(self.model, requests, self.store, progress=self.progress,
-                            desc=desc)
-
     def label(self, responses: list[list[str]]) -> list[list[str]]:
         """One symbol id (or ``unlabeled``) per step of every response."""
-        results: list[list[str] | None] = [[] if not steps else None for steps in responses]
+        from memlens.jsonreply import ask_json
+
+        results: list[list[str]] = [[] for _ in responses]
         self.failed_calls = set()
         todo = [index for index, steps in enumerate(responses) if steps]
-        prompts = {index: label_messages(self.ontology, responses[index]) for index in todo}
-        first = self._run([prompts[index] for index in todo], "label")
-        repairs: dict[int, list[dict]] = {}
-        for index, outcome in zip(todo, first, strict=True):
+        requests = [ChatRequest(tuple(label_messages(self.ontology, responses[index])),
+                                self.params, tag="label/label") for index in todo]
+        validators = [partial(parse_labels, n_steps=len(responses[index]),
+                              ontology=self.ontology) for index in todo]
+        checked = ask_json(self.model, requests, validators, store=self.store,
+                           repair_prompt=REPAIR_PROMPT, progress=self.progress, desc="label")
+        for index, outcome in zip(todo, checked, strict=True):
             self.counts.responses += 1
-            labels, problem = self._check(outcome, len(responses[index]))
-            if labels is not None:
-                results[index] = labels
-                self.counts.valid_first_try += 1
-            elif isinstance(outcome, ModelCallError):
-                results[index] = self._give_up(index, responses[index], problem, "")
-                self.failed_calls.add(index)
+            if outcome.ok:
+                results[index] = outcome.value
+                self.counts.valid_first_try += not outcome.repaired
+                self.counts.repaired += outcome.repaired
             else:
-                repairs[index] = repair_messages(prompts[index], outcome.text, problem)
-        second = self._run(list(repairs.values()), "label-repair") if repairs else []
-        for index, outcome in zip(repairs, second, strict=True):
-            labels, problem = self._check(outcome, len(responses[index]))
-            if labels is not None:
-                results[index] = labels
-                self.counts.repaired += 1
-            else:
-                reply = "" if isinstance(outcome, ModelCallError) else outcome.text
-                results[index] = self._give_up(index, responses[index], problem, reply)
-                if isinstance(outcome, ModelCallError):
+                results[index] = self._give_up(index, responses[index], outcome.problem,
+                                               outcome.reply)
+                if outcome.failed_call:
                     self.failed_calls.add(index)
-        return [list(labels or []) for labels in results]
-
-    def _check(self, outcome, n_steps: int) -> tuple[list[str] | None, str]:
-        if isinstance(outcome, ModelCallError):
-            return None, f"model call failed: {outcome.reason}"
-        try:
-            return parse_labels(outcome.text, n_steps, self.ontology), ""
-        except InvalidReply as problem:
-            return None, str(problem)
+        return results
 
     def _give_up(self, index: int, steps: list[str], reason: str, reply: str) -> list[str]:
         self.counts.unlabeled += 1

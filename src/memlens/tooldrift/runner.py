@@ -17,6 +17,7 @@ from memlens.engine import run_requests
 from memlens.errors import MemlensError
 from memlens.fileio import atomic_write_text
 from memlens.models.base import ChatModel, ChatRequest, GenerationParams
+from memlens.runmanifest import content_sha256, open_run_manifest
 from memlens.store import RunStore
 from memlens.tooldrift.arguments import call_row
 from memlens.tooldrift.calls import write_calls
@@ -130,6 +131,17 @@ def select_entries(dataset: Dataset, limit: int | None) -> list[Entry]:
     return entries[:limit] if limit else entries
 
 
+RUNTIME_ONLY = frozenset({"n_bootstrap", "data"})
+"""Settings a resumed run may change: the bootstrap only re-summarises the stored calls, and
+the data set is compared by content (``dataset_inputs``), not by where it lies."""
+
+
+def dataset_inputs(dataset: Dataset) -> dict:
+    """Content hashes of a data set's entries and rubrics, for the run manifest."""
+    return {"entries_sha256": content_sha256([dataset.entries[k] for k in sorted(dataset.entries)]),
+            "rubrics_sha256": content_sha256([dataset.rubrics[k] for k in sorted(dataset.rubrics)])}
+
+
 def run_tooldrift(model: ChatModel, dataset: Dataset, out_dir: str | Path,
                   config: RunConfig | None = None, memory: MemorySource | None = None, *,
                   judge: ChatModel | None = None, progress: bool = True) -> dict:
@@ -144,8 +156,9 @@ def run_tooldrift(model: ChatModel, dataset: Dataset, out_dir: str | Path,
     entries = select_entries(dataset, config.limit)
     started = time.monotonic()
     with RunStore(out_dir) as store:
-        store.write_manifest({"tooldrift": {"model": model.model_id, "data": str(dataset.root),
-                                            "config": config.__dict__}})
+        open_run_manifest(store, "tooldrift",
+                          {**config.__dict__, "model": model.model_id, "data": str(dataset.root)},
+                          runtime_only=RUNTIME_ONLY, inputs=dataset_inputs(dataset))
         jobs, requests = [], []
         for entry in entries:
             for condition in CONDITIONS:

