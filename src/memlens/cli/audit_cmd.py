@@ -163,7 +163,8 @@ def summary_text(result) -> str:
     lines = [f"audit finished in {result.seconds.get('total', 0):.0f} s: "
              f"{result.calls.get('pending', 0)} of {result.calls.get('cells', 0)} responses "
              f"processed in this run (calls cached by earlier runs are not repeated; "
-             f"{result.calls.get('failed', 0)} failed), {result.drift.get('pairs', 0)} drift rows"]
+             f"{result.calls.get('failed', 0)} failed), {result.drift.get('responses', 0)} drift rows "
+             f"from {result.drift.get('pairs', 0)} (response, baseline) pairs"]
     if result.orthogonality:
         lines.append(f"orthogonality filter: {result.orthogonality.get('rated', 0)} of "
                      f"{result.orthogonality.get('pairs', 0)} pairs rated in this run, "
