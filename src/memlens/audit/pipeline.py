@@ -162,21 +162,9 @@ def check_manifest(store, config: AuditConfig, inputs: dict, run_dir: str | Path
             "audit, or the same settings to resume it")
 
 
-VERSIONED = ("numpy", "scipy", "pandas", "statsmodels", "numba", "xllamacpp",
-             "sentence-transformers", "openai", "anthropic")
-
-
-def package_versions() -> dict[str, str | None]:
-    """Installed versions of the packages that shape an audit's numbers (None if absent)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    found: dict[str, str | None] = {}
-    for name in VERSIONED:
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            found[name] = None
-    return found
+AUDIT_VERSIONED = ("numpy", "scipy", "pandas", "statsmodels", "numba", "xllamacpp",
+                   "sentence-transformers", "openai", "anthropic")
+"""Packages whose versions shape an audit's numbers (recorded in its manifest)."""
 
 
 def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
@@ -185,11 +173,12 @@ def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
 
     from memlens import __version__
     from memlens.models.public import public_config, public_model_string
+    from memlens.runmanifest import package_versions
 
     store.write_manifest({"audit": {
         "config": public_config(config.model_dump()), "inputs": inputs,
         "memlens_version": __version__,
-        "python": platform.python_version(), "versions": package_versions(),
+        "python": platform.python_version(), "versions": package_versions(AUDIT_VERSIONED),
         "model": public_model_string(config.model),
         "labeler": public_model_string(config.labeler),
         "seed": config.seed, "seeds": "sample seed = sha256(seed|question|stimulus|sample)[:31 bits]",
