@@ -144,8 +144,14 @@ def audit_command(server: LoopbackServer, inputs: tuple[str, str], run_dir: Path
             "--bootstrap", "200", "--no-progress", "--out", str(run_dir), *extra]
 
 
+def _default_sigint() -> None:
+    # a background (non-interactive) shell, e.g. CI, starts children with SIGINT ignored
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(command: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
 
 
 def finish(process: subprocess.Popen, timeout: float = 600) -> tuple[int, str]:

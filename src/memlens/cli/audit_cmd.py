@@ -98,8 +98,12 @@ def run_audit_command(args: argparse.Namespace) -> int:
     result.report = str(build_report(args.out))  # the audit has closed its store
     print(summary_text(result))
     # failed labeler calls count too: their responses stay unlabeled until a re-run labels them
-    failed = result.calls.get("failed", 0) + result.labels.get("failed", 0)
-    return finished_status(failed, result.calls.get("pending", 0) + result.labels.get("responses", 0))
+    generation, labeler = result.calls.get("failed", 0), result.labels.get("failed", 0)
+    if not labeler:
+        return finished_status(generation, result.calls.get("pending", 0))
+    return finished_status(generation + labeler,
+                           result.calls.get("pending", 0) + result.labels.get("responses", 0),
+                           what="generation and labeler calls")
 
 
 def dry_run(config, run_dir: str, power: bool = False) -> int:

@@ -68,13 +68,13 @@ FAILED_CALLS_EXIT = 3
 """Exit status of a run that finished but has failed calls (re-running retries them)."""
 
 
-def finished_status(failed: int, total: int) -> int:
+def finished_status(failed: int, total: int, what: str = "calls") -> int:
     """0, or ``FAILED_CALLS_EXIT`` with a note on stderr when ``failed`` of ``total`` calls
     failed (the results written so far are complete except for those calls)."""
     import sys
 
     if not failed:
         return 0
-    print(f"memlens: finished, but {failed} of {total} calls failed; re-run the same command to "
+    print(f"memlens: finished, but {failed} of {total} {what} failed; re-run the same command to "
           "retry them (exit status 3)", file=sys.stderr)
     return FAILED_CALLS_EXIT
