@@ -6,13 +6,13 @@ import json
 
 import numpy as np
 import pytest
+from test_embedded_labeler import keyword_encoder  # noqa: E402  (one copy of the test encoder)
 
 from memlens.cli.main import main
 from memlens.errors import MemlensError
 from memlens.ontology import load_ontology
 from memlens.ontology.abstention import prototype_extras
 from memlens.ontology.embedded_labeler import EmbeddedLabeler
-from memlens.ontology.embedding import CachedEncoder
 from memlens.ontology.gold import DEV_FILE, bundled_path, load_gold, score_labels
 
 ONTOLOGY = load_ontology()
@@ -92,20 +92,6 @@ def test_load_gold_names_the_bad_row(tmp_path):
     with pytest.raises(MemlensError, match="row 'a': subcategory 'practical.resources_cost' "
                                            "is not under root 'Social'"):
         load_gold(path)
-
-
-def keyword_encoder() -> CachedEncoder:
-    """One axis per symbol: a text points along the symbols whose id-word it contains."""
-    words = [symbol_id.split(".")[1].split("_")[0] for symbol_id in ONTOLOGY.symbol_ids]
-
-    def encode(texts):
-        out = np.full((len(texts), len(words)), 0.01)
-        for row, text in enumerate(texts):
-            for column, word in enumerate(words):
-                out[row, column] += text.lower().count(word)
-        return out
-
-    return CachedEncoder(encode_fn=encode)
 
 
 def test_abstain_and_margin_leave_steps_unlabeled():
