@@ -128,3 +128,19 @@ def faults_for(seed: int):
         return "ok"
 
     return faults
+
+
+def run_scripted_audit(directory, run_dir) -> tuple:
+    """Write the inputs into ``directory`` and run the whole scripted audit (paper design, K = 1:
+    the script knows no-memory samples 0 and 1) into ``run_dir``; returns (config, result)."""
+    from memlens.audit import build_config, run_audit
+    from memlens.models.loopback import LoopbackServer
+
+    questions, stimuli = write_inputs(directory)
+    with LoopbackServer(responder=make_responder(3), faults=faults_for(3)) as server:
+        config = build_config({
+            "model": f"openai:scripted@{server.base_url}",
+            "labeler": f"openai:labeler@{server.base_url}",
+            "questions": questions, "stimuli": stimuli, "seed": 3, "n_bootstrap": 200,
+            "max_tokens": 64, "samples": 1, "baselines": 1})
+        return config, run_audit(config, run_dir, progress=False)

@@ -12,7 +12,6 @@ import memlens.audit
 from memlens.audit import build_config, run_audit
 from memlens.audit.pipeline import STATS_TABLE
 from memlens.audit.results import load_audit_run
-from memlens.models.loopback import LoopbackServer
 from memlens.store import RunStore
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -22,15 +21,7 @@ import scripted  # noqa: E402
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     directory = tmp_path_factory.mktemp("results")
-    questions, stimuli = scripted.write_inputs(directory)
-    with LoopbackServer(responder=scripted.make_responder(3),
-                        faults=scripted.faults_for(3)) as server:
-        config = build_config({
-            "model": f"openai:scripted@{server.base_url}",
-            "labeler": f"openai:labeler@{server.base_url}",
-            "questions": questions, "stimuli": stimuli, "seed": 3, "n_bootstrap": 200,
-            "max_tokens": 64, "samples": 1, "baselines": 1})
-        result = run_audit(config, directory / "run", progress=False)
+    _, result = scripted.run_scripted_audit(directory, directory / "run")
     return directory / "run", result
 
 

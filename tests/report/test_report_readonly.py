@@ -7,10 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from memlens.audit import build_config, run_audit
 from memlens.audit.pipeline import STATS_TABLE, run_stats
 from memlens.cli.main import main
-from memlens.models.loopback import LoopbackServer
 from memlens.report.build import _json_safe
 from memlens.store import RunStore
 
@@ -34,16 +32,8 @@ def _contents(run_dir: Path) -> dict:
 
 
 def test_report_while_another_process_holds_the_run(tmp_path, capsys):
-    questions, stimuli = scripted.write_inputs(tmp_path)
     run_dir = tmp_path / "run"
-    with LoopbackServer(responder=scripted.make_responder(3),
-                        faults=scripted.faults_for(3)) as server:
-        config = build_config({
-            "model": f"openai:scripted@{server.base_url}",
-            "labeler": f"openai:labeler@{server.base_url}",
-            "questions": questions, "stimuli": stimuli, "seed": 3, "n_bootstrap": 200,
-            "max_tokens": 64, "samples": 1, "baselines": 1})
-        run_audit(config, run_dir, progress=False)
+    config, _ = scripted.run_scripted_audit(tmp_path, run_dir)
     with RunStore(run_dir) as store:  # as if the audit were still before its statistics
         store.delete_table(STATS_TABLE)
     before = _contents(run_dir)

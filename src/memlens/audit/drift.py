@@ -66,12 +66,13 @@ def drift_pairs(steps_rows: list[dict], label_rows: list[dict], baselines: int =
     for row in steps_rows:
         by_question.setdefault(row["question_id"], []).append(row)
     pairs = DriftPairs()
+
+    def usable(row: dict) -> list[str] | None:
+        """The response's symbol sequence, or None when it cannot enter drift."""
+        return (sequences.get(row["id"]) or None) if row["status"] == "ok" else None
+
     for question_id in sorted(by_question):
         rows = sorted(by_question[question_id], key=lambda r: (r["stimulus_id"], r["sample"]))
-
-        def usable(row: dict) -> list[str] | None:
-            return sequences.get(row["id"]) or None if row["status"] == "ok" else None
-
         bases = [(row, usable(row)) for row in rows
                  if row["condition_class"] == "control" and row["sample"] < baselines]
         bases = [(row, seq) for row, seq in sorted(bases, key=lambda b: b[0]["sample"]) if seq]

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 import numpy as np
 from scipy import stats as scipy_stats
 
+from memlens.numfmt import number
 from memlens.stats.multiple import benjamini_hochberg
 from memlens.stats.power import PAPER_EFFECT_PCT, TARGET_POWER, paired_mde, questions_needed
 
@@ -143,7 +144,7 @@ def _specificity(metric: str, result: Mapping) -> dict:
         elevated = ["noise (pooled)", *elevated]
     if pooled_pct < 0 and pooled_p <= ALPHA_SPECIFICITY:
         below = ["noise (pooled)", *below]
-    parts = [f"{name} {_signed(row['elevation_pct'])}% (q={_q(q[name])})"
+    parts = [f"{name} {_signed(row['elevation_pct'])}% (q={number(q[name])})"
              for name, row in noise.items()]
     detail = (f"pooled noise vs floor {_signed(pooled.get('elevation_pct'))}% "
               f"(CI {_signed((pooled.get('elevation_ci') or [None])[0])}% to {_signed(upper)}%, "
@@ -292,18 +293,10 @@ def _finite(value, default: float = 0.0) -> float:
 
 
 def _signed(value) -> str:
-    from memlens.numfmt import number
-
     return number(value, "+.1f")
 
 
-def _q(value) -> str:
-    return "n/a" if value is None or not np.isfinite(value) else f"{value:.3f}"
-
-
 def _p(value) -> str:
-    from memlens.numfmt import number
-
     if number(value) == "n/a":
         return "p=n/a"
     return "p<0.001" if value < 0.001 else f"p={number(value)}"
