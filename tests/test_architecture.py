@@ -16,7 +16,7 @@ LAYERS = [
     {"engine"},
     {"questions", "stimuli", "steps", "ontology", "jsonreply"},  # content
     {"audit", "tooldrift", "mitigation"},                        # pipelines
-    {"report"},                                                  # renders pipeline results
+    {"report", "gate"},                                          # read pipeline results
     {"cli"},
 ]
 """Lowest first. A package may import BASE, PURE, anything in a lower layer and, in the content

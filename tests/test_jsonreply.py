@@ -158,7 +158,14 @@ def test_mitigation_judge_repairs_a_garbage_reply():
     rows = [{"prompt": [{"role": "user", "content": "I love chess.\nQ: split the rent?"}],
              "stimulus": "I love chess."}]
     result = judge_scores(judge, ["Split it evenly."], rows, None, seed=0, progress=False)
-    assert result == {"Helpfulness": 4.0, "NonDistraction": 0.0, "judge_invalid": 0}
+    # n = 1: a mean of one score has no interval; the 0/1 NonDistraction share gets its Wilson
+    # interval [0, 0.793] (statsmodels proportion_confint(0, 1, method="wilson")).
+    assert {key: result[key] for key in ("Helpfulness", "NonDistraction", "judge_invalid",
+                                         "Helpfulness_n", "NonDistraction_n")} == {
+        "Helpfulness": 4.0, "NonDistraction": 0.0, "judge_invalid": 0,
+        "Helpfulness_n": 1, "NonDistraction_n": 1}
+    assert result["Helpfulness_lo"] is None and result["Helpfulness_hi"] is None
+    assert result["NonDistraction_hi"] == pytest.approx(0.7934506856, abs=1e-9)
     assert len(judge.calls) == 2
     repair_turn = judge.calls[1][-1]["content"]
     assert repair_turn.startswith("Your reply was invalid: no JSON object in the reply.")

@@ -78,10 +78,16 @@ def open_run_manifest(store, section: str, config: dict, *, runtime_only=frozens
     """Record ``config`` / ``inputs`` / package versions under manifest ``section`` of ``store``
     (a ``RunStore``), or raise ``MemlensError`` when the section already holds other settings.
 
-    Returns the entry written: ``{"config": …, "inputs": …, "versions": …}``.
+    Returns the entry written: ``{"config": …, "inputs": …, "versions": …,
+    "model_fingerprints": …}`` (the last: ``memlens.models.fingerprint.config_fingerprints``).
     """
+    from memlens.models.fingerprint import config_fingerprints
+
     entry = {"config": _public(dict(config)), "inputs": _public(dict(inputs or {})),
-             "versions": package_versions()}
+             "versions": package_versions(),
+             # the weights behind local model strings (recorded, not compared: cache keys
+             # already follow them)
+             "model_fingerprints": _public(config_fingerprints(dict(config)))}
     previous = store.read_manifest().get(section)
     if isinstance(previous, dict):
         # a legacy entry (before this helper) is the flat config itself
@@ -92,7 +98,8 @@ def open_run_manifest(store, section: str, config: dict, *, runtime_only=frozens
         changed += [f"{key.removesuffix('_sha256')} content" for key in changed_keys(old_inputs, entry["inputs"])]
         if changed:
             raise MemlensError(
-                f"run directory {store.run_dir} holds a {section} run with different settings "
+                f"run directory {store.run_dir} holds {'an' if section[:1] in 'aeiou' else 'a'} "
+                f"{section} run with different settings "
                 f"({', '.join(changed)}); use another --out to start a new run, or the same "
                 "settings to resume it")
     store.write_manifest({section: entry})

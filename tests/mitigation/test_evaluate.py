@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -68,8 +69,17 @@ def test_table_values_are_hand_computed(tmp_path, held_out):
     for name in ("table.csv", "table.md", "eval_report.json", "drift_vs_capability.png",
                  "drift_vs_capability.svg"):
         assert (tmp_path / name).stat().st_size > 0
-    assert "| tuned | – | – | – | – | 0.000 | 0.998 | 5.000 | 1.000 | 3 |" in \
-        (tmp_path / "table.md").read_text()
+    # every cell with its interval and n, flagged below 10 items; capability not requested
+    # (all three base responses have DTW 1.0 → the bootstrap interval is [1, 1]); NonDistraction
+    # of tuned: 2 of 2 valid replies → Wilson [0.342, 1]; base 0 of 3: upper 3.8415 / 6.8415 = 0.561
+    table_md = (tmp_path / "table.md").read_text()
+    flag = "(n<10: not interpretable)"
+    assert (f"| base | no fingerprint (API / unknown) | 1.000 [1.000, 1.000] n=3 {flag} | "
+            f"0.000 [0.000, 0.000] n=3 {flag} | 2.000 [2.000, 2.000] n=3 {flag} | "
+            f"0.000 [0.000, 0.561] n=3 {flag} | not measured |") in table_md
+    assert f"| 1.000 [0.342, 1.000] n=2 {flag} |" in table_md
+    assert (base["DTW_lo"], base["DTW_hi"], base["DTW_n"]) == (1.0, 1.0, 3)
+    assert tuned["NonDistraction_n"] == 2 and tuned["Helpfulness_n"] == 2
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -115,9 +125,16 @@ def test_lm_eval_runs_on_the_tiny_model(tmp_path):
 
     torch.set_num_threads(1)
     model = build_tiny_model(tmp_path / "tiny")
-    scores = run_capability(str(model), ["mmlu", "gsm8k"], limit=2, max_gen_toks=8)
-    # an untrained model answers nothing right; the pipeline must still report numbers
-    assert scores == {"MMLU": 0.0, "GSM8K": 0.0}
+    fixture = Path(__file__).parent / "data" / "lm_eval_fixture"
+    cells = run_capability(f"hf:{model}", ["mmlu", "gsm8k"], data=fixture, limit=2,
+                           max_gen_toks=8)
+    # an untrained model answers nothing right; the cells still carry n and a Wilson interval
+    # (k = 0, n = 2: upper bound z² / (n + z²) = 3.8415 / 5.8415 = 0.658)
+    for name in ("MMLU", "GSM8K"):
+        assert (cells[name].score, cells[name].n, cells[name].k) == (0.0, 2, 0)
+        assert cells[name].ci_high == pytest.approx(0.6576, abs=1e-4)
+    smoke = run_capability(str(model), ["mmlu"], limit=2, max_gen_toks=8)  # the shipped items
+    assert smoke["MMLU"].smoke and smoke["MMLU"].score is None
 
 
 def test_resume_under_other_settings_is_refused(tmp_path, held_out):

@@ -71,7 +71,7 @@ def test_seeded_replies_repeat_and_are_counted(model):
     assert 0 < first.completion_tokens <= 12
     assert first.prompt_tokens > 5
     assert first.finish_reason in ("stop", "length")
-    assert model.max_concurrency == 2 and model.model_id == "embedded"
+    assert model.max_concurrency == 2 and model.model_id.startswith("embedded#fp=")  # + GGUF fingerprint
     assert get_model("embedded", n_parallel=2, ctx_per_slot=1024)._server is model._server
 
 

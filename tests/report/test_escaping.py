@@ -53,15 +53,26 @@ def test_alignment_rows_follow_dtw_path():
 
 
 def test_comparison_page_escapes_run_labels(tmp_path, monkeypatch):
+    import pandas as pd
+
     from memlens.report.compare import compare_runs
 
     stats = {"metrics": {"dtw": {"categories": {"age": {
         "condition_class": "persona", "n": 3, "d_rel": 0.5, "d_rel_ci": [0.1, 0.9]}}}},
-        "validity": {"verdict": "pass"}}
-    runs = {"a": SimpleNamespace(manifest={"model": EVIL, "labeler": "embedded"}, stats=stats),
-            "b": SimpleNamespace(manifest={"model": "fake", "labeler": "embedded"}, stats=stats)}
+        "validity": {"verdict": "pass", "persona_interpretable": True, "explanation": EVIL}}
+    rows = [{"question_id": f"q{q}", "condition_class": klass, "category": category,
+             "stimulus_id": f"{klass}/{category}", "sample": 0, "dtw": 0.1 * q + 0.05 * k,
+             "n_baselines": 1}
+            for q in range(4) for k, (klass, category) in enumerate(
+                [("control", "no_perturbation"), ("noise", "filler"), ("noise", "whitespace"),
+                 ("persona", EVIL + r" $\frac{$")])]  # "$" would start mathtext
+    frame = pd.DataFrame(rows)
+    config = SimpleNamespace(baselines=1)
+    runs = {name: SimpleNamespace(manifest={"model": model, "labeler": "embedded"}, stats=stats,
+                                  stats_error=None, frame=frame, config=config)
+            for name, model in (("a", EVIL), ("b", "fake"))}
     monkeypatch.setattr("memlens.report.compare.load_audit_run", lambda run_dir: runs[run_dir.name])
-    compare_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
+    compare_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "out", n_bootstrap=200)
     html = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
     assert "<script>alert" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html

@@ -98,8 +98,11 @@ def test_real_mem0_run_end_to_end(tmp_path):
     biased_hits = [r for r in memory.records if r["condition"] == "biased" and r["rank"] is not None]
     assert biased_hits and all(r["source"] == "biased" for r in biased_hits)
     assert all(-1.0 <= r["score"] <= 1.0 for r in biased_hits)
-    assert any(r["text"] in seen[2] for r in biased_hits)  # injected into the biased prompt
+    assert any(r["text"] in prompt for r in biased_hits for prompt in seen)  # injected
     assert summary["retrieval"]["biased_queries"] == 1
+    assert summary["retrieval"]["biased"]["biased"] == {"k": 1, "n": 1, "rate": 1.0,
+                                                        "ci95": pytest.approx([0.2065, 1.0],
+                                                                              abs=1e-4)}
     assert first.id == summary["scenarios"][0]["entry_id"]
 
 

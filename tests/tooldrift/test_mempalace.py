@@ -92,8 +92,36 @@ def test_missing_interpreter_and_llm_refused(tmp_path, monkeypatch):
     memory = open_memory("mempalace", tmp_path / "m")
     with pytest.raises(MemlensError, match="no interpreter.*tooldrift setup mempalace"):
         memory.memories(ENTRY, "biased")
-    with pytest.raises(MemlensError, match="--framework-llm is not supported with mempalace"):
-        open_memory("mempalace", tmp_path / "m", llm="openai:x@http://127.0.0.1:1/v1")
+    with pytest.raises(MemlensError, match="MemPalace takes an OpenAI-compatible model"):
+        open_memory("mempalace", tmp_path / "m", llm="anthropic:claude")
+    with pytest.raises(MemlensError, match="closet regeneration.*needs --framework-llm"):
+        MemPalaceClient(tmp_path / "m").add([{"role": "user", "content": "x"}], "u", infer=True)
+    with_llm = open_memory("mempalace", tmp_path / "m", llm="openai:x@http://u:pw@127.0.0.1:1/v1")
+    settings = with_llm.retrieval_settings()
+    assert with_llm.infer and settings["llm_step"] == "closet_llm.regenerate_closets"
+    assert settings["llm"] == "openai:x@http://127.0.0.1:1/v1"  # no credentials in a manifest
+    assert (settings["top_k"], settings["threshold"]) == (5, 0.1)
+
+
+def test_llm_closet_counts_and_a_wing_where_every_llm_call_failed(tmp_path):
+    client = fake_worker(tmp_path, """\
+        if request["op"] != "mine":
+            print(json.dumps({"ok": True, "drawers": 1}), flush=True)
+            continue
+        assert request["llm"]["endpoint"] == "http://127.0.0.1:1/v1", request
+        failed = "fail" in request["transcript"]
+        closets = {"processed": 0 if failed else 1, "failed": 1 if failed else 0}
+        print(json.dumps({"ok": True, "drawers": 1, "closets": closets}), flush=True)
+        """)
+    client.llm = "openai:m@http://127.0.0.1:1/v1"
+    client._llm_request = {"endpoint": "http://127.0.0.1:1/v1", "model": "m", "key": "k"}
+    client.add([{"role": "user", "content": "fine"}], "a", infer=True)
+    client.get_all(filters={"user_id": "a"})
+    assert client.closet_counts == {"processed": 1, "failed": 0}
+    client.add([{"role": "user", "content": "fail"}], "b", infer=True)
+    with pytest.raises(MemlensError, match="LLM closet step failed for every source"):
+        client.get_all(filters={"user_id": "b"})
+    client.close()
 
 
 def test_unstartable_interpreter_is_a_clear_error_and_leaks_nothing(tmp_path):
@@ -168,6 +196,36 @@ def test_real_mempalace_setting2_end_to_end(tmp_path):
     # the real home was not touched: MemPalace's config and chromadb's cache live in the run dir
     assert (tmp_path / "run" / "memory" / "home" / ".cache" / "chroma").exists()
     assert (tmp_path / "run" / "memory" / "palace").is_dir()
+
+
+def closet_llm(request):
+    """A stub for MemPalace's closet prompt: topics that name the drawer's subject."""
+    assert "topic-dense index" in request["messages"][0]["content"]
+    return json.dumps({"topics": ["express shipping", "speed"], "quotes": [],
+                       "summary": "The user wants things fast."})
+
+
+@pytest.mark.embedded
+@needs_mempalace
+def test_real_mempalace_llm_closets_through_framework_llm(tmp_path):
+    from memlens.models.loopback import LoopbackServer
+
+    with LoopbackServer(responder=closet_llm) as server:
+        memory = open_memory("mempalace", tmp_path / "memory", llm=f"openai:stub@{server.base_url}",
+                             top_k=3, threshold=-1.0)
+        try:
+            lines = memory.memories(ENTRY, "biased")
+            counts = dict(memory.client.closet_counts)
+        finally:
+            memory.close()
+        prompts = [r.body["messages"][0]["content"] for r in server.requests]
+    assert counts["processed"] >= 1 and counts["failed"] == 0
+    assert prompts and all("topic-dense index" in p for p in prompts)
+    assert any(ENTRY.biased_user_memory[0][:40] in p for p in prompts)  # the drawers' text
+    # with LLM closets pointing at the wing's drawers, MemPalace's search returns closet-
+    # enriched passages (several exchanges in one hit) instead of one drawer per hit
+    assert len(lines) >= 2 and lines[0] == ENTRY.base_user_memory
+    assert {r["source"] for r in memory.records if r["rank"] is not None} == {"biased"}
 
 
 EMBED = """\

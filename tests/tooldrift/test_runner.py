@@ -17,9 +17,13 @@ def test_fake_agent_that_always_drifts_scores_delta_one(tmp_path):
     summary = run_tooldrift(model, DATA, tmp_path, RunConfig(k=2, n_bootstrap=200),
                             progress=False)
     assert (summary["r_neutral"], summary["r_biased"], summary["delta"]) == (0.0, 1.0, 1.0)
-    assert summary["counts"]["calls"] == 10 * 3 * 2
-    assert len(model.calls) == 60
-    assert (tmp_path / "calls.jsonl").read_text().count("\n") == 60
+    n = len(DATA.rubrics)
+    assert summary["counts"]["calls"] == n * 3 * 2
+    assert len(model.calls) == n * 3 * 2
+    assert (tmp_path / "calls.jsonl").read_text().count("\n") == n * 3 * 2
+    assert summary["interpretation"]["interpretable"] is True  # Setting 1: memory verbatim
+    assert summary["no_call"]["k"] == 0 and summary["no_call"]["n"] == n * 3 * 2
+    assert summary["retrieval"] is None and summary["attribution"]["applicable"] is False
     # resume: a second run pays for nothing and gives the same numbers
     again = FakeModel(drifting_agent)
     summary2 = run_tooldrift(again, DATA, tmp_path, RunConfig(k=2, n_bootstrap=200), progress=False)
@@ -57,22 +61,79 @@ def test_memory_in_system_prompt_per_condition():
 def test_end_to_end_through_openai_tools_api(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
+    education = "resource_frugality/education/scenario_2"
+
     def responder(request):
         assert request["tools"][0]["type"] == "function"
+        assert request["tool_choice"] == "auto"
         messages = request["messages"]
         reply = drifting_agent(messages, None).tool_calls[0]
-        if "scenario_2" in entry_of(messages).id and "Pepper" in messages[0]["content"]:
+        if entry_of(messages).id == education and "Pepper" in messages[0]["content"]:
             return "Sure, done."  # a neutral-condition no-call on the education entry
         return {"tool_calls": [{"name": reply.name, "arguments": json.loads(reply.arguments_json)}]}
 
     with LoopbackServer(responder=responder) as server:
         model = get_model(f"openai:tool-agent@{server.base_url}")
-        summary = run_tooldrift(model, DATA, tmp_path, RunConfig(k=1, n_bootstrap=200),
+        summary = run_tooldrift(model, DATA, tmp_path,
+                                RunConfig(k=1, n_bootstrap=200, tool_choice="auto"),
                                 progress=False)
-    assert len(server.requests) == 30
+    n = len(DATA.rubrics)
+    assert len(server.requests) == 3 * n
     assert summary["r_biased"] == 1.0 and summary["r_neutral"] == 0.0
     assert summary["counts"]["no_call"] == {"neutral": 1, "total": 1}
-    assert summary["by_domain"]["education"]["r_neutral"] is None
+    assert summary["no_call"]["k"] == 1 and summary["no_call"]["n"] == 3 * n
+    assert summary["no_call"]["by_condition"]["neutral"]["k"] == 1
+    scenario = next(s for s in summary["scenarios"] if s["entry_id"] == education)
+    assert scenario["r_neutral"] is None
+    assert summary["run"]["call_path"] == "tools" and summary["run"]["tool_choice"] == "auto"
+
+
+def test_default_forces_each_entrys_own_tool_by_name(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    seen = []
+
+    def responder(request):
+        seen.append(request["tool_choice"])
+        reply = drifting_agent(request["messages"], None).tool_calls[0]
+        return {"tool_calls": [{"name": reply.name, "arguments": json.loads(reply.arguments_json)}]}
+
+    with LoopbackServer(responder=responder) as server:
+        model = get_model(f"openai:tool-agent@{server.base_url}")
+        summary = run_tooldrift(model, DATA, tmp_path, RunConfig(k=1, limit=2, n_bootstrap=50),
+                                progress=False)
+    first, second = (DATA.entries[key] for key in sorted(DATA.rubrics)[:2])
+    names = sorted(choice["function"]["name"] for choice in seen)  # calls run concurrently
+    assert names == sorted([first.tool_name] * 3 + [second.tool_name] * 3)
+    assert all(choice["type"] == "function" for choice in seen)
+    from memlens.store import RunStore
+
+    with RunStore(tmp_path, read_only=True) as store:
+        manifest = store.read_manifest()["tooldrift"]["config"]
+    assert manifest["tool_choice"] == "entry" and manifest["resolved_call_path"] == "tools"
+    assert summary["run"]["calls_by_path"] == {"tools": 6}
+
+
+def test_tool_choice_and_call_path_requests():
+    from memlens.errors import MemlensError
+    from memlens.models import FakeModel
+    from memlens.tooldrift.runner import build_request, call_path, check_tool_choice
+
+    entry = DATA.entries["speed_impatience/ecommerce/scenario_1"]
+    model = FakeModel()
+    named = build_request(entry, "base", 0, [], model, RunConfig())
+    assert named.params.tool_choice == entry.tool_name and named.params.json_schema is None
+    assert build_request(entry, "base", 0, [], model,
+                         RunConfig(tool_choice="required")).params.tool_choice == "required"
+    schema = build_request(entry, "base", 0, [], model, RunConfig(call_path="json_schema"))
+    assert schema.params.tools is None and schema.params.json_schema["type"] == "object"
+    model.forces_tool_choice = False  # a backend that says it cannot force a call
+    assert call_path(model, RunConfig()) == "json_schema"
+    assert call_path(model, RunConfig(tool_choice="auto")) == "tools"
+    check_tool_choice(entry.tool_name, [entry])
+    with pytest.raises(MemlensError, match="do not have"):
+        check_tool_choice(entry.tool_name, list(DATA.entries.values()))
+    with pytest.raises(MemlensError, match="expected auto, required, entry"):
+        check_tool_choice("none", [entry])
 
 
 @pytest.mark.parametrize("k", [0, -1])
@@ -102,3 +163,19 @@ def test_resume_under_other_settings_is_refused(tmp_path):
     again = FakeModel(drifting_agent)  # the bootstrap only re-summarises: a resume may change it
     run_tooldrift(again, DATA, tmp_path, RunConfig(k=1, limit=1, n_bootstrap=30), progress=False)
     assert again.calls == []
+
+
+def test_a_tool_name_is_forced_by_every_backend_mapping():
+    from memlens.models import GenerationParams
+    from memlens.models.anthropic_backend import build_request as anthropic_request
+    from memlens.models.tool_emulation import constraint_schema, prepare_messages
+
+    entry = DATA.entries["speed_impatience/ecommerce/scenario_1"]
+    other = DATA.entries["risk_permissiveness/finance/scenario_1"]
+    params = GenerationParams(tools=(other.openai_tool(), entry.openai_tool()),
+                              tool_choice=entry.tool_name)
+    sent = anthropic_request("claude", [{"role": "user", "content": "go"}], params)
+    assert sent["tool_choice"] == {"type": "tool", "name": entry.tool_name}
+    # emulated backends constrain decoding to the named tool only
+    assert constraint_schema(params) == entry.parameters_schema
+    assert other.tool_name not in prepare_messages([], params)[0]["content"]

@@ -59,6 +59,21 @@ class AuditConfig(BaseModel):
     acknowledgement: str = Field(default="Thanks for telling me. I'll keep that in mind.",
                                  max_length=2000)
     """``history`` mode: the fixed assistant turn after the earlier user turn."""
+    control_set: Literal["should-personalize"] | None = None
+    """Also run the bundled should-personalize control set (questions whose answer *should*
+    depend on an attribute) and report selectivity; None = off."""
+    memory_sets: list[Literal["among_neutral", "combined"]] | None = None
+    """Memory-set condition classes to add (``memlens.stimuli.memory_sets``): ``among_neutral``
+    (each persona / life-event fact among neutral facts, plus the neutral facts alone) and
+    ``combined`` (two attributes together); None = single stimuli only."""
+    neutral_facts: int | None = Field(default=None, ge=1, le=12)
+    """Neutral facts around the sensitive one in ``among_neutral`` sets; None = 4."""
+    max_combinations: int | None = Field(default=None, ge=1, le=1000)
+    """At most this many attribute pairs in ``combined`` sets (seeded draw); None = 10."""
+    memory_template: str | None = Field(default=None, min_length=1, max_length=4096)
+    """A memory template (bundled name or YAML/JSON file, ``memlens.stimuli.templates``) that
+    renders every condition's messages; set, it replaces ``mode``, ``memory_header``,
+    ``history_prefix`` and ``acknowledgement``. None = the ``mode``."""
     temperature: float = Field(default=0.7, ge=0.0, le=5.0, allow_inf_nan=False)
     """Sampling temperature of the audited model."""
     top_p: float = Field(default=0.98, gt=0.0, le=1.0, allow_inf_nan=False)

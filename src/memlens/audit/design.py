@@ -98,3 +98,47 @@ def design_cells(questions: list, stimuli: list, samples: int, baselines: int = 
         for stimulus in others:
             cells.extend(Cell(question, stimulus, k) for k in range(samples))
     return cells
+
+
+def control_set_cells(questions: list, stimuli: list, samples: int,
+                      baselines: int = 1) -> list[Cell]:
+    """Cells of a should-personalize control set (``memlens.questions.should_personalize``):
+    per question its no-memory samples (as in :func:`design_cells`) and every persona /
+    life-event stimulus of a category the question depends on (``question.attributes``). The
+    irrelevant side of selectivity comes from the benchmark cells, so nothing else is needed.
+    A question none of whose attributes has a stimulus is left out.
+
+    >>> from types import SimpleNamespace as NS
+    >>> stimuli = [NS(id="c", stimulus_class="control", category=NO_PERTURBATION),
+    ...            NS(id="p/age/1", stimulus_class="persona", category="age"),
+    ...            NS(id="p/income/1", stimulus_class="persona", category="income")]
+    >>> q = NS(id="sp/age/1", attributes=("age",))
+    >>> [cell.id for cell in control_set_cells([q], stimuli, 1, 2)]
+    ['sp/age/1|c|0', 'sp/age/1|c|1', 'sp/age/1|p/age/1|0']
+    """
+    if baselines < 1:
+        raise MemlensError(f"baselines must be at least 1 (got {baselines})")
+    control = control_stimulus(stimuli)
+    cells: list[Cell] = []
+    for question in questions:
+        wanted = set(question.attributes)
+        relevant = [s for s in stimuli if s.category in wanted
+                    and s.stimulus_class in ("persona", "life_event")]
+        if not relevant:
+            continue
+        cells.extend(Cell(question, control, k) for k in range(control_samples(samples, baselines)))
+        for stimulus in relevant:
+            cells.extend(Cell(question, stimulus, k) for k in range(samples))
+    return cells
+
+
+def memory_set_cells(questions: list, sets: list, samples: int) -> list[Cell]:
+    """Every question × memory set (``memlens.stimuli.memory_sets``) × ``samples``; their
+    baselines are the questions' own no-memory samples of :func:`design_cells`.
+
+    >>> from types import SimpleNamespace as NS
+    >>> [c.id for c in memory_set_cells([NS(id="q")], [NS(id="set/neutral")], 2)]
+    ['q|set/neutral|0', 'q|set/neutral|1']
+    """
+    return [Cell(question, memory_set, k) for question in questions for memory_set in sets
+            for k in range(samples)]

@@ -19,11 +19,17 @@ A response whose sequence is empty — failed call, no steps, or only unlabeled 
 *excluded* from drift and counted, rather than scored as the empty sequence (which would score
 1 and confuse "the model ignored the format" with "the memory changed the reasoning"). A
 question without a usable baseline contributes no rows; it is counted too.
+
+**Answer drift.** After the chunks, :func:`attach_answer_metrics` adds :data:`ANSWER_METRICS`
+to every pair whose two responses have an answers row, and their means to the drift rows (a
+metric is on a drift row only when every pair of the response has it), so the floor / d_rel
+statistics treat them like any drift metric (:func:`frame_columns`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from memlens.ontology.schema import symbol_sequence
 from memlens.rowkeys import join_key
@@ -33,6 +39,11 @@ PAIRS_TABLE = "audit_drift_pairs"
 METRICS = ("dtw", "sri", "d_seq", "d_dist", "edit_distance")
 META = ("question_id", "condition_class", "category", "stimulus_id", "sample")
 DRIFT_COLUMNS = [*META[:-1], "sample", *METRICS, "n_baselines"]
+ANSWER_METRICS = ("answer_cosine", "answer_length_ratio", "answer_hedging", "answer_refusal")
+"""Answer drift of a (response, baseline) pair (``memlens.audit.answers``): cosine distance
+1 − cos of the MiniLM embeddings of the two final answers (both empty 0, one empty 1); length
+ratio (words + 1) / (baseline words + 1); and the change of the hedging / refusal markers
+(response − baseline: −1, 0 or 1). Drift rows carry their means over the baselines."""
 
 
 @dataclass
@@ -182,3 +193,134 @@ def _still_valid(stored: dict | None, pairs: DriftPairs, i: int) -> bool:
     """A stored pair row is reused only if it was scored from the same two sequences."""
     return (stored is not None and stored.get("baseline_symbols") == pairs.baselines[i]
             and stored.get("compared_symbols") == pairs.compared[i])
+
+
+def answer_pair_metrics(response: dict, baseline: dict, vectors: dict) -> dict[str, float]:
+    """The :data:`ANSWER_METRICS` of one pair from two answers rows (``vectors``: id -> unit
+    vector or None). ``answer_cosine`` is left out when an embedding is missing.
+
+    >>> r = {"id": "r", "words": 3, "hedged": True, "refused": False}
+    >>> b = {"id": "b", "words": 1, "hedged": False, "refused": False}
+    >>> answer_pair_metrics(r, b, {"r": None, "b": None})
+    {'answer_length_ratio': 2.0, 'answer_hedging': 1.0, 'answer_refusal': 0.0}
+    """
+    out: dict[str, float] = {}
+    empty_r, empty_b = not response.get("words"), not baseline.get("words")
+    vec_r, vec_b = vectors.get(response["id"]), vectors.get(baseline["id"])
+    if empty_r or empty_b:
+        out["answer_cosine"] = 0.0 if empty_r and empty_b else 1.0
+    elif vec_r is not None and vec_b is not None:
+        out["answer_cosine"] = float(min(2.0, max(0.0, 1.0 - float(vec_r @ vec_b))))
+    out["answer_length_ratio"] = (float(response.get("words", 0)) + 1.0) / (
+        float(baseline.get("words", 0)) + 1.0)
+    out["answer_hedging"] = float(bool(response.get("hedged"))) - float(bool(baseline.get("hedged")))
+    out["answer_refusal"] = float(bool(response.get("refused"))) - float(bool(baseline.get("refused")))
+    return out
+
+
+def attach_answer_metrics(store) -> dict[str, int]:
+    """Add the answer metrics to pair rows and drift rows (see the module docstring); writes
+    only the rows whose values change, so a finished audit's re-run writes nothing."""
+    from memlens.audit.answers import ANSWERS_TABLE, unpack_vector
+
+    answers = {row["id"]: row for row in store.rows(ANSWERS_TABLE)}
+    vectors = {rid: unpack_vector(row["embedding"]) if row.get("embedding") else None
+               for rid, row in answers.items()}
+    pair_rows, changed = store.rows(PAIRS_TABLE), []
+    by_response: dict[str, list[dict]] = {}
+    for row in pair_rows:
+        response, baseline = answers.get(row["response_id"]), answers.get(row["baseline_id"])
+        key = (f"{response['text_sha256']}|{baseline['text_sha256']}|"
+               f"{vectors[response['id']] is not None}{vectors[baseline['id']] is not None}"
+               if response and baseline else None)
+        if row.get("answer_key") != key:
+            row = {k: v for k, v in row.items() if k not in ANSWER_METRICS} | {"answer_key": key}
+            if key is not None:
+                row |= answer_pair_metrics(response, baseline, vectors)
+            changed.append(row)
+        by_response.setdefault(row["response_id"], []).append(row)
+    if changed:
+        store.put_rows(PAIRS_TABLE, changed)
+    drift_changed = []
+    for row in store.rows(DRIFT_TABLE):
+        group = by_response.get(row["id"], [])
+        want = {name: sum(float(r[name]) for r in group) / len(group)
+                for name in ANSWER_METRICS if group and all(name in r for r in group)}
+        have = {name: row[name] for name in ANSWER_METRICS if name in row}
+        if want != have:
+            drift_changed.append({k: v for k, v in row.items() if k not in ANSWER_METRICS} | want)
+    if drift_changed:
+        store.put_rows(DRIFT_TABLE, drift_changed)
+    return {"pairs_scored": len(changed), "drift_rows_updated": len(drift_changed)}
+
+
+def frame_columns(rows: list[dict]) -> list[str]:
+    """Columns of the drift frame: :data:`DRIFT_COLUMNS` plus each answer metric that every row
+    carries (an audit from before answer drift, or one still running, has none)."""
+    return [*DRIFT_COLUMNS, *(name for name in ANSWER_METRICS
+                              if rows and all(name in row for row in rows))]
+
+
+class _PairRequired(TypedDict):
+
+    id: str
+    """``join_key(response_id, baseline_id)``."""
+    response_id: str
+    baseline_id: str
+    question_id: str
+    condition_class: str
+    category: str
+    stimulus_id: str
+    sample: int
+    dtw: float
+    sri: float
+    d_seq: float
+    d_dist: float
+    edit_distance: float
+    baseline_symbols: list[str]
+    compared_symbols: list[str]
+
+
+class PairRow(_PairRequired, total=False):
+    """One ``audit_drift_pairs`` row: a (response, baseline) pair and its metrics."""
+
+    answer_key: str | None
+    """Answer drift (``attach_answer_metrics``): the two answers it was computed from."""
+    answer_cosine: float
+    answer_length_ratio: float
+    answer_hedging: float
+    answer_refusal: float
+
+
+class _DriftRequired(TypedDict):
+
+    id: str
+    """The response id."""
+    question_id: str
+    condition_class: str
+    category: str
+    stimulus_id: str
+    sample: int
+    dtw: float
+    sri: float
+    d_seq: float
+    d_dist: float
+    edit_distance: float
+    n_baselines: int
+    baseline_ids: list[str]
+    baseline_id: str
+    """The first baseline (the trajectory viewer shows it)."""
+    baseline_symbols: list[str]
+    compared_symbols: list[str]
+
+
+class DriftRow(_DriftRequired, total=False):
+    """One ``audit_drift`` row: a response's metrics averaged over its baselines (what the
+    statistics read)."""
+
+    excluded_orthogonality: bool
+    """Flagged by the orthogonality filter: left out of the statistics."""
+    answer_cosine: float
+    answer_length_ratio: float
+    answer_hedging: float
+    answer_refusal: float

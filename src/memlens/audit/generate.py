@@ -6,10 +6,44 @@ A cell whose steps row exists (and whose call did not fail) is done. Failed call
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from memlens.audit.config import AuditConfig
 from memlens.audit.design import Cell, sample_seed
 
 STEPS_TABLE = "audit_steps"
+
+
+class _StepsRequired(TypedDict):
+
+    id: str
+    """The cell id (``memlens.audit.design.Cell.id``): question | stimulus | sample."""
+    question_id: str
+    stimulus_id: str
+    condition_class: str
+    """``control``, ``noise``, ``persona`` or ``life_event``."""
+    category: str
+    sample: int
+    question_text: str
+    stimulus_text: str
+    status: str
+    """``ok`` (has steps), ``no_steps`` or ``failed_call`` (retried by the next run)."""
+    reason: str
+    """Why the call failed (``failed_call`` rows), else empty."""
+    method: str
+    """How the steps were found (``memlens.steps.split_steps``), ``none`` for a failed call."""
+    steps: list[str]
+    text_chars: int
+    completion_tokens: int
+
+
+class StepsRow(_StepsRequired, total=False):
+    """One ``audit_steps`` row: a cell's response split into steps (or its failed call).
+    (Optional keys in a ``total=False`` subclass: ``NotRequired`` is lost under postponed
+    annotations on Python 3.11.)"""
+
+    finish_reason: str | None
+    """Rows of answered calls only."""
 
 
 def question_prompt(question_text: str, config: AuditConfig) -> str:
@@ -28,8 +62,15 @@ def build_request(cell: Cell, config: AuditConfig):
 
     template = MemoryTemplate(header=config.memory_header, history_prefix=config.history_prefix,
                               acknowledgement=config.acknowledgement)
-    messages = inject(question_prompt(cell.question.text, config), cell.stimulus,
-                      mode=config.mode, system_prompt=config.system_prompt, template=template)
+    if config.memory_template:  # a product's own memory format (memlens.stimuli.templates)
+        from memlens.stimuli.templates import load_template, stimulus_facts
+
+        messages = load_template(config.memory_template).render(
+            question_prompt(cell.question.text, config), stimulus_facts(cell.stimulus),
+            config.system_prompt)
+    else:
+        messages = inject(question_prompt(cell.question.text, config), cell.stimulus,
+                          mode=config.mode, system_prompt=config.system_prompt, template=template)
     params = GenerationParams(
         temperature=config.temperature, top_p=config.top_p, top_k=config.top_k,
         max_tokens=config.max_tokens,
@@ -39,13 +80,21 @@ def build_request(cell: Cell, config: AuditConfig):
                        tag=f"audit/{cell.id}")
 
 
-def pending_cells(cells: list[Cell], store) -> list[Cell]:
-    """Cells without a stored steps row, or whose stored call failed (retried)."""
+def pending_cells(cells: list[Cell], store,
+                  steps: dict[str, StepsRow] | None = None) -> list[Cell]:
+    """Cells without a stored steps row, or whose stored call failed (retried).
+
+    ``steps`` (rows by id, e.g. ``memlens.audit.chunks.StageRows.steps``) is looked up instead
+    of reading the whole table: a chunk's lookup costs its own cells only.
+    """
+    if steps is not None:
+        return [cell for cell in cells
+                if steps.get(cell.id, {}).get("status", "failed_call") == "failed_call"]
     done = {row["id"] for row in store.rows(STEPS_TABLE) if row.get("status") != "failed_call"}
     return [cell for cell in cells if cell.id not in done]
 
 
-def steps_row(cell: Cell, result) -> dict:
+def steps_row(cell: Cell, result) -> StepsRow:
     """One ``audit_steps`` row from a response or a ``ModelCallError``."""
     from memlens.models import ModelCallError
     from memlens.steps import split_steps
@@ -71,7 +120,7 @@ def steps_row(cell: Cell, result) -> dict:
 
 
 def run_generation(cells: list[Cell], config: AuditConfig, store, make_model, *,
-                   progress: bool = True, chunk: int = 256) -> dict[str, int]:
+                   progress: bool = True, chunk: int = 256, state=None) -> dict[str, int]:
     """Generate every pending cell and store its steps; returns call / failure counts.
 
     ``make_model()`` returns the backend; it is called only when some cell is pending, so a
@@ -79,10 +128,12 @@ def run_generation(cells: list[Cell], config: AuditConfig, store, make_model, *,
 
     Requests go through ``memlens.engine.run_requests`` in chunks, so each response is cached
     the moment it arrives and each finished chunk's steps are stored before the next starts.
+    With ``state`` (a ``memlens.audit.chunks.StageRows``) pending cells are looked up there and
+    the new rows recorded in it, so no call reads the whole steps table.
     """
     from memlens.engine import run_requests
 
-    todo = pending_cells(cells, store)
+    todo = pending_cells(cells, store, None if state is None else state.steps)
     counts = {"cells": len(cells), "pending": len(todo), "failed": 0}
     model = make_model() if todo else None
     for start in range(0, len(todo), chunk):
@@ -93,4 +144,6 @@ def run_generation(cells: list[Cell], config: AuditConfig, store, make_model, *,
         rows = [steps_row(cell, result) for cell, result in zip(part, results, strict=True)]
         counts["failed"] += sum(row["status"] == "failed_call" for row in rows)
         store.put_rows(STEPS_TABLE, rows)
+        if state is not None:
+            state.add_steps(rows)
     return counts

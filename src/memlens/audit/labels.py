@@ -6,10 +6,23 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from typing import TypedDict
 
-from memlens.audit.generate import STEPS_TABLE
+from memlens.audit.generate import STEPS_TABLE, StepsRow
 
 LABELS_TABLE = "audit_labels"
+
+
+class LabelsRow(TypedDict):
+    """One ``audit_labels`` row: a symbol per step of the response with the same id."""
+
+    id: str
+    steps_sha256: str
+    """``steps_digest`` of the labelled steps (labels of other steps are relabelled)."""
+    labels: list[str]
+    """One ontology symbol id (or ``unlabeled``) per step."""
+    status: str
+    """``ok``, or ``failed_call`` (the labeler's call failed: retried by the next run)."""
 
 
 def steps_digest(steps: list[str]) -> str:
@@ -22,12 +35,18 @@ def _labelled_digest(row: dict) -> str:
     return row.get("steps_sha256") or steps_digest(row.get("steps") or [])
 
 
-def pending_label_rows(store) -> list[dict]:
+def pending_label_rows(store, steps_rows: list[StepsRow] | None = None,
+                       labelled: dict[str, LabelsRow] | None = None) -> list[StepsRow]:
     """Steps rows that have steps but no stored labels, labels for other steps, or labels
-    left ``unlabeled`` by a failed labeler call (retried, like failed generation calls)."""
-    labelled = {row["id"]: row for row in store.rows(LABELS_TABLE)}
+    left ``unlabeled`` by a failed labeler call (retried, like failed generation calls).
+
+    ``steps_rows`` and ``labelled`` (labels rows by id) replace reading the whole tables (a
+    chunked audit passes its chunk's rows and ``memlens.audit.chunks.StageRows.labels``).
+    """
+    if labelled is None:
+        labelled = {row["id"]: row for row in store.rows(LABELS_TABLE)}
     pending = []
-    for row in store.rows(STEPS_TABLE):
+    for row in store.rows(STEPS_TABLE) if steps_rows is None else steps_rows:
         if row.get("status") != "ok":
             continue
         done = labelled.get(row["id"])
@@ -38,37 +57,51 @@ def pending_label_rows(store) -> list[dict]:
 
 
 def run_labeling(store, make_labeler: Callable[[], object], *, batch: int = 64,
-                 progress: bool = True) -> dict[str, int]:
+                 progress: bool = True, state=None, questions=None) -> dict[str, int]:
     """Label every pending response; returns counts of responses and steps labelled.
 
     ``make_labeler`` is called only when there is work, so a finished run loads no model.
     A labeler reply of the wrong length is recorded as all-``unlabeled`` (model garbage is
-    recorded, never raised).
+    recorded, never raised). With ``state`` (``memlens.audit.chunks.StageRows``) and
+    ``questions`` only those questions' responses are looked at, from memory.
     """
-    todo = pending_label_rows(store)
+    if state is not None:
+        todo = pending_label_rows(store, state.steps_of(questions or ()), state.labels)
+    else:
+        todo = pending_label_rows(store)
     counts = {"responses": len(todo), "steps": sum(len(r["steps"]) for r in todo), "failed": 0}
     if not todo:
         return counts
     from tqdm import tqdm
 
+    from memlens.engine.progress import current_overall, overall_paused
     from memlens.ontology import UNLABELED
 
     labeler = make_labeler()
-    bar = tqdm(total=len(todo), desc="label", unit="resp", disable=not progress)
+    overall = current_overall()
+    if overall is not None:
+        overall.set_stage("label")
+    bar = tqdm(total=len(todo), desc="label", unit="resp", disable=not progress,
+               position=1 if overall is not None else None, leave=overall is None)
     for start in range(0, len(todo), batch):
         part = todo[start:start + batch]
-        labels = labeler.label([row["steps"] for row in part])
+        with overall_paused():  # an LLM labeler's calls count per response, here
+            labels = labeler.label([row["steps"] for row in part])
         failed = getattr(labeler, "failed_calls", set())
-        rows = []
+        rows: list[LabelsRow] = []
         for index, (row, symbols) in enumerate(zip(part, labels, strict=True)):
             symbols = list(symbols)
             if len(symbols) != len(row["steps"]):
                 symbols = [UNLABELED] * len(row["steps"])
-            rows.append({"id": row["id"], "steps_sha256": steps_digest(row["steps"]),
-                         "labels": symbols,
-                         "status": "failed_call" if index in failed else "ok"})
+            rows.append(LabelsRow(id=row["id"], steps_sha256=steps_digest(row["steps"]),
+                                  labels=symbols,
+                                  status="failed_call" if index in failed else "ok"))
         counts["failed"] += sum(index in failed for index in range(len(part)))
         store.put_rows(LABELS_TABLE, rows)
+        if state is not None:
+            state.add_labels(rows)
         bar.update(len(part))
+        if overall is not None:
+            overall.advance(len(part))
     bar.close()
     return counts

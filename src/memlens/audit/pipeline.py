@@ -13,11 +13,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from memlens.audit.chunks import run_chunks
 from memlens.audit.config import AuditConfig
+from memlens.audit.control_set import control_cells, control_entry, selectivity_of
 from memlens.audit.design import Cell, design_cells
-from memlens.audit.drift import DRIFT_COLUMNS, DRIFT_TABLE, PAIRS_TABLE, run_drift
-from memlens.audit.generate import STEPS_TABLE, build_request, run_generation
-from memlens.audit.labels import LABELS_TABLE, run_labeling
+from memlens.audit.drift import DRIFT_TABLE, PAIRS_TABLE
+from memlens.audit.generate import STEPS_TABLE, build_request
+from memlens.audit.labels import LABELS_TABLE
+from memlens.audit.memory_sets import memory_cells, memory_entry, memory_set_stats
 from memlens.audit.orthogonality import (
     current_ratings,
     excluded_from_rows,
@@ -29,7 +32,7 @@ from memlens.audit.quality import data_quality, segmentation_drift
 from memlens.errors import MemlensError
 
 STATS_TABLE = "audit_stats"
-STATS_VERSION = 2  # bump when the statistics change, so stored results are recomputed
+STATS_VERSION = 3  # bump when the statistics change, so stored results are recomputed
 # Settings that change how fast, not what, an audit computes: they may differ on resume.
 RUNTIME_ONLY = {"concurrency", "label_batch", "preset", "timeout_s", "attempts"}
 # Settings of the orthogonality filter: they change which drift rows enter the statistics, not
@@ -51,6 +54,10 @@ class AuditResult:
     stats_error: str | None = None
     report: str | None = None
     seconds: dict = field(default_factory=dict)
+    selectivity: dict | None = None
+    """Selectivity of the should-personalize control set (None when it is off)."""
+    memory_sets: dict | None = None
+    """Fact alone vs among neutral facts / attribute pairs (None when memory sets are off)."""
 
     def to_dict(self) -> dict:
         """JSON-serialisable form."""
@@ -86,8 +93,16 @@ def plan_cells(config: AuditConfig) -> tuple[list[Cell], dict]:
     """All cells of the audit and the manifest entry describing its inputs."""
     questions, stimuli, ontology = select_inputs(config)
     cells = design_cells(questions, stimuli, config.samples, config.baselines)
-    inputs = _inputs_entry(questions, stimuli, ontology, len(cells))
-    return cells, {**inputs, "planned_drift_rows": planned_drift_rows(cells, config)}
+    inputs = _inputs_entry(questions, stimuli, ontology, len(cells)) | template_entry(config)
+    extra = control_cells(config, stimuli)  # should-personalize set: selectivity only
+    inputs |= control_entry(config, stimuli, extra)
+    sets = memory_cells(config, questions, stimuli)  # memory sets: their own statistics
+    inputs |= memory_entry(config, stimuli, sets)
+    planned = planned_drift_rows(cells, config)
+    if sets:  # each question's memory-set cells right after its own (whole-question chunks)
+        order = {question.id: index for index, question in enumerate(questions)}
+        cells = sorted(cells + sets, key=lambda cell: order[cell.question.id])
+    return cells + extra, {**inputs, "planned_drift_rows": planned}
 
 
 def _inputs_entry(questions, stimuli, ontology, cells: int) -> dict:
@@ -96,6 +111,17 @@ def _inputs_entry(questions, stimuli, ontology, cells: int) -> dict:
         "questions_sha256": content_hash(questions), "stimuli_sha256": content_hash(stimuli),
         "ontology_sha256": ontology.content_hash(), "ontology_version": ontology.version,
     }
+
+
+def template_entry(config: AuditConfig) -> dict:
+    """The memory template's name, source and content hash for the manifest ({} when none)."""
+    if not config.memory_template:
+        return {}
+    from memlens.stimuli.templates import load_template
+
+    template = load_template(config.memory_template)
+    return {"memory_template": template.name, "memory_template_source": template.source,
+            "memory_template_sha256": template.sha256}
 
 
 def planned_request_groups(config: AuditConfig) -> tuple[list[tuple], dict]:
@@ -114,8 +140,17 @@ def planned_request_groups(config: AuditConfig) -> tuple[list[tuple], dict]:
                control if cell.stimulus.stimulus_class == "control" else config.samples)
               for cell in firsts]
     inputs = _inputs_entry(questions, stimuli, ontology, sum(copies for _, copies in groups))
+    inputs |= template_entry(config)
     rows = {klass: count if klass == "control" else count * config.samples
             for klass, count in planned_drift_rows(firsts, config).items()}
+    extra = [cell for cell in control_cells(config, stimuli, 1, 1) if cell.sample == 0]
+    groups += [(build_request(cell, config),
+                control if cell.stimulus.stimulus_class == "control" else config.samples)
+               for cell in extra]
+    inputs |= control_entry(config, stimuli, control_cells(config, stimuli))
+    groups += [(build_request(cell, config), config.samples)
+               for cell in memory_cells(config, questions, stimuli, 1)]
+    inputs |= memory_entry(config, stimuli, memory_cells(config, questions, stimuli))
     return groups, {**inputs, "planned_drift_rows": rows}
 
 
@@ -139,32 +174,49 @@ def design_summary(config: AuditConfig) -> dict:
             "design": ("paper: one no-memory baseline plus extra no-memory samples for the floor"
                        if paper else f"{config.baselines} no-memory baselines per question; floor "
                        "= mean drift over their pairs; each drift averaged over the baselines"),
-            "injection_mode": config.mode}
+            "injection_mode": config.mode, "memory_template": config.memory_template}
+
+
+INPUT_HASHES = ("questions_sha256", "stimuli_sha256", "ontology_sha256", "memory_template_sha256")
+"""The input hashes a resume must match (the other ``inputs`` entries follow from them)."""
 
 
 def check_manifest(store, config: AuditConfig, inputs: dict, run_dir: str | Path) -> None:
-    """Refuse to resume a run directory that holds a different audit."""
+    """Refuse to resume a run directory that holds a different audit.
+
+    The settings (less ``RUNTIME_ONLY`` and ``ANALYSIS_ONLY``) and the input hashes are compared
+    and recorded by ``memlens.runmanifest.open_run_manifest``, the rule every orchestrator uses
+    (a key the stored run lacks is not compared); the weights' fingerprint of a local model is
+    compared first (same path, retrained checkpoint). ``write_manifest`` then writes the
+    audit's full entry.
+    """
     previous = store.read_manifest().get("audit")
     if not previous:
         return
     from memlens.models.public import public_config
+    from memlens.runmanifest import open_run_manifest
 
-    old, new = public_config(previous.get("config", {})), public_config(config.model_dump())
-    changed = sorted(k for k in set(old) | set(new)
-                     if k not in RUNTIME_ONLY | ANALYSIS_ONLY and old.get(k) != new.get(k))
-    for key in ("questions_sha256", "stimuli_sha256", "ontology_sha256"):
-        if previous.get("inputs", {}).get(key) != inputs[key]:
-            changed.append(key.removesuffix("_sha256") + " content")
-    if changed:
+    old_weights = (previous.get("model_fingerprint") or {}).get("digest")
+    if old_weights and old_weights != (_model_fingerprint(config.model) or {}).get("digest"):
         raise MemlensError(
-            f"run directory {run_dir} holds an audit "
-            f"with different settings ({', '.join(changed)}); use another --out to start a new "
-            "audit, or the same settings to resume it")
+            f"run directory {run_dir} holds an audit with different settings (model weights "
+            "(fingerprint)); use another --out to start a new audit, or the same settings to "
+            "resume it")
+    open_run_manifest(store, "audit", public_config(config.model_dump()),
+                      runtime_only=RUNTIME_ONLY | ANALYSIS_ONLY,
+                      inputs={key: inputs[key] for key in INPUT_HASHES if key in inputs})
 
 
 AUDIT_VERSIONED = ("numpy", "scipy", "pandas", "statsmodels", "numba", "xllamacpp",
                    "sentence-transformers", "openai", "anthropic")
 """Packages whose versions shape an audit's numbers (recorded in its manifest)."""
+
+
+def _model_fingerprint(model: str) -> dict | None:
+    """The audited weights' fingerprint (local hf: / vllm: / embedded models), else None."""
+    from memlens.models.fingerprint import model_fingerprint
+
+    return model_fingerprint(model)
 
 
 def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
@@ -180,6 +232,7 @@ def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
         "memlens_version": __version__,
         "python": platform.python_version(), "versions": package_versions(AUDIT_VERSIONED),
         "model": public_model_string(config.model),
+        "model_fingerprint": _model_fingerprint(config.model),
         "labeler": public_model_string(config.labeler),
         "seed": config.seed, "seeds": "sample seed = sha256(seed|question|stimulus|sample)[:31 bits]",
     }})
@@ -190,10 +243,15 @@ def drift_frame(store, *, include_excluded: bool = False):
     orthogonality filter are left out unless ``include_excluded``."""
     import pandas as pd
 
+    from memlens.audit.drift import frame_columns
     from memlens.audit.orthogonality import FLAG
+    from memlens.questions.should_personalize import is_control_question
+    from memlens.stimuli.memory_sets import MEMORY_SET_CLASSES
 
-    rows = [row for row in store.rows(DRIFT_TABLE) if include_excluded or not row.get(FLAG)]
-    frame = pd.DataFrame(rows, columns=[*DRIFT_COLUMNS])
+    rows = [row for row in store.rows(DRIFT_TABLE) if (include_excluded or not row.get(FLAG))
+            and not is_control_question(row["question_id"])  # control set: selectivity only
+            and row["condition_class"] not in MEMORY_SET_CLASSES]  # memory sets: their own
+    frame = pd.DataFrame(rows, columns=frame_columns(rows))  # DRIFT_COLUMNS + answer metrics
     if not frame.empty:
         frame = frame.sort_values(["question_id", "stimulus_id", "sample"], kind="stable")
     return frame.reset_index(drop=True)
@@ -214,7 +272,7 @@ def stored_stats(store, key: str) -> tuple[bool, dict | None, str | None]:
     return False, None, None
 
 
-def compute_stats(frame, config: AuditConfig, planned: dict | None
+def compute_stats(frame, config: AuditConfig, planned: dict | None, pairs=None
                   ) -> tuple[dict | None, str | None]:
     """Statistics of a drift table (pure: nothing is stored); coverage against ``planned``.
 
@@ -237,6 +295,11 @@ def compute_stats(frame, config: AuditConfig, planned: dict | None
             coverage = {klass: {"planned": int(count), "usable": int(usable.get(klass, 0))}
                         for klass, count in planned.items()}
             stats["validity"] = apply_coverage(stats["validity"], coverage)
+        if pairs is not None:  # direction, substitutions, contrasts, answer (issue 13)
+            from memlens.audit.howdrift import how_sections
+
+            stats.update(how_sections(frame, pairs, seed=config.seed,
+                                      n_bootstrap=config.n_bootstrap, ontology=config.ontology))
     return stats, error
 
 
@@ -253,7 +316,7 @@ def run_stats(store, config: AuditConfig) -> tuple[dict | None, str | None]:
     found, stats, error = stored_stats(store, key)
     if found:
         return stats, error
-    stats, error = compute_stats(frame, config, planned_rows(store))
+    stats, error = compute_stats(frame, config, planned_rows(store), store.rows(PAIRS_TABLE))
     store.put_rows(STATS_TABLE, [{"id": "stats", "input_sha256": key, "stats": stats,
                                   "error": error}])
     return stats, error
@@ -291,7 +354,7 @@ def question_chunks(cells: list[Cell], size: int) -> list[list[Cell]]:
 
 
 def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True,
-              report: bool = False) -> AuditResult:
+              report: bool = False, model=None, model_name: str | None = None) -> AuditResult:
     """Run (or resume) the audit described by ``config`` in ``run_dir``.
 
     Questions are processed in chunks (generate -> steps -> labels -> drift per chunk), so an
@@ -302,6 +365,10 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
     ``memlens.report``): call ``memlens.report.build_report(run_dir)`` afterwards, as
     ``memlens audit`` does. ``report`` is kept for old callers: ``False`` (the default) is the
     only value accepted.
+
+    ``model`` audits a ``ChatModel`` object or a plain function ``messages -> text`` (sync or
+    async, named by ``model_name``; see ``memlens.models.callable``) instead of ``config.model``,
+    which is then recorded as the model's id (``callable:<name>``) and keys cache and resume.
     """
     if report:
         raise MemlensError("run_audit no longer builds the report: call "
@@ -316,8 +383,10 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
     timer = time.perf_counter()
     result = AuditResult(run_dir=str(run_dir))
     cells, inputs = plan_cells(config)
-    make_model = cache(lambda: get_model(config.model))
-    chunk = max(64, 8 * (config.concurrency or 16))
+    config, audited = audited_model(config, model, model_name)
+    make_model = cache(lambda: audited or get_model(config.model))
+    # ~32 waves of calls per chunk: the last, partly filled wave of each stage costs <= 3 %
+    chunk = max(64, 32 * (config.concurrency or 16))
     # --timeout / --attempts reach every API model built below (audited, rater, LLM labeler)
     with RunStore(run_dir) as store, call_settings(config.timeout_s, config.attempts):
         check_manifest(store, config, inputs, run_dir)
@@ -331,22 +400,22 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
                 cells, config, store, cache(lambda: get_model(config.orthogonality_rater)))
             excluded = excluded_from_rows(current_ratings(store, config, cells),
                                           config.orthogonality_threshold)
-        result.calls, result.labels = {"cells": 0, "pending": 0, "failed": 0}, {}
-        for part in question_chunks(cells, chunk):
-            for key, value in run_generation(part, config, store, make_model,
-                                             progress=progress).items():
-                result.calls[key] += value
-            labelled = run_labeling(store, make_labeler, batch=config.label_batch,
-                                    progress=progress)
-            for key, value in labelled.items():
-                result.labels[key] = result.labels.get(key, 0) + value
-            result.drift = run_drift(store, config.baselines)
-            if excluded:  # flag as we go: an interrupted run's report already leaves them out
-                flag_drift_rows(store, excluded)
+        # per chunk: generate -> steps -> labels -> drift, each touching only its questions;
+        # drift rows of excluded pairs are flagged as written (an interrupted run's report
+        # already leaves them out)
+        chunked = run_chunks(cells, config, store, make_model, make_labeler, size=chunk,
+                             progress=progress, excluded=excluded)
+        result.calls, result.labels, result.drift = chunked.calls, chunked.labels, chunked.drift
+        result.seconds.update(chunked.seconds)
+        from memlens.audit.answers import run_answer_drift
+
+        result.drift.update(run_answer_drift(store))  # answer drift metrics (issue 13)
         flag_drift_rows(store, excluded)  # also clears flags when the filter was turned off
         result.seconds["stages"] = time.perf_counter() - timer
         result.stats, result.stats_error = run_stats(store, config)
         drift_rows = store.rows(DRIFT_TABLE)
+        result.selectivity = selectivity_of(drift_rows, config)  # --control-set
+        result.memory_sets = memory_set_stats(drift_rows, config)  # --memory-sets
         steps_rows = store.rows(STEPS_TABLE)
         result.quality = data_quality(steps_rows, store.rows(LABELS_TABLE), drift_rows,
                                       baselines=config.baselines)
@@ -356,6 +425,19 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
                 current_ratings(store, config, cells), excluded, drift_rows))
     result.seconds["total"] = time.perf_counter() - timer
     return result
+
+
+def audited_model(config: AuditConfig, model, model_name: str | None) -> tuple[AuditConfig, object]:
+    """The config recording a caller-given model's id, and that model (None: ``config.model``)."""
+    from memlens.models.callable import CALLABLE_PREFIX, as_chat_model
+
+    if model is None:
+        if config.model.startswith(CALLABLE_PREFIX):
+            raise MemlensError(f"model {config.model!r} is a Python function: pass it to "
+                               "run_audit(config, run_dir, model=function, model_name=...)")
+        return config, None
+    audited = as_chat_model(model, model_name)
+    return config.model_copy(update={"model": audited.model_id}), audited
 
 
 def planned_requests(config: AuditConfig):

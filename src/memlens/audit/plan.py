@@ -77,6 +77,9 @@ class QuestionCost:
     llm_labeler: bool
     available_questions: int
     """Questions the config selects (designs beyond this need a bigger question source)."""
+    values_per_category: dict = field(default_factory=dict)
+    """Persona / life-event category -> (values selected, values in the catalogue): what
+    value contrasts (issue 13) can use and what ``--stimuli-per-category 2`` would add."""
 
 
 @dataclass(frozen=True)
@@ -222,7 +225,9 @@ def question_cost(config: AuditConfig) -> QuestionCost:
         raise MemlensError("the audit config selects no questions")
     control_tokens = perturbed_tokens = 0
     classes: dict[str, int] = {}
-    for cell in design_cells(questions, stimuli, 1, 1):
+    from memlens.audit.memory_sets import memory_cells
+
+    for cell in design_cells(questions, stimuli, 1, 1) + memory_cells(config, questions, stimuli, 1):
         if cell.sample != 0:  # the paper design's extra no-memory sample: counted by the design
             continue
         tokens = estimate_prompt_tokens(build_request(cell, config))
@@ -238,7 +243,42 @@ def question_cost(config: AuditConfig) -> QuestionCost:
         perturbed_prompt_tokens=perturbed_tokens / n,
         life_event_conditions=classes.get("life_event", 0) // n,
         samples=config.samples, max_tokens=config.max_tokens,
-        llm_labeler=config.labeler != "embedded", available_questions=n)
+        llm_labeler=config.labeler != "embedded", available_questions=n,
+        values_per_category=_values_per_category(config, stimuli))
+
+
+def _values_per_category(config: AuditConfig, selected) -> dict:
+    """(selected, in the catalogue) stimuli of every persona / life-event category."""
+    from memlens.stimuli import load_stimuli
+
+    out: dict[str, list[int]] = {}
+    for stimulus in load_stimuli(config.stimuli):
+        if stimulus.stimulus_class in ("persona", "life_event"):
+            out.setdefault(stimulus.category, [0, 0])[1] += 1
+    for stimulus in selected:
+        if stimulus.category in out:
+            out[stimulus.category][0] += 1
+    return {category: tuple(counts) for category, counts in sorted(out.items())}
+
+
+def contrast_line(cost: QuestionCost) -> str:
+    """What value contrasts the design allows, and the price of allowing them."""
+    values = cost.values_per_category
+    if not values:
+        return ""
+    ready = [c for c, (chosen, _) in values.items() if chosen >= 2]
+    pairs = sum(chosen * (chosen - 1) // 2 for chosen, _ in values.values())
+    possible = [c for c, (chosen, total) in values.items() if 1 <= chosen < 2 <= total]
+    extra = sum(2 - chosen for c, (chosen, _) in values.items() if c in possible)
+    per_call = cost.perturbed_prompt_tokens / max(cost.perturbed_conditions, 1)
+    used = sum(chosen >= 1 for chosen, _ in values.values())
+    line = (f"value contrasts: {len(ready)} of the {used} persona / life-event categories "
+            f"have >= 2 values ({pairs} value pairs per question and sample, no extra calls)")
+    if possible:
+        line += (f"; --stimuli-per-category 2 would add {extra} conditions per question for "
+                 f"{len(possible)} more categories: +{extra * cost.samples} generation calls and "
+                 f"~{round(extra * cost.samples * per_call):,} prompt tokens per question")
+    return line
 
 
 def design_row(model: VarianceModel, cost: QuestionCost, questions: int, baselines: int,
@@ -311,6 +351,8 @@ def format_plan(plan: PowerPlan) -> str:
     else:
         lines.append(f"no design in the grid reaches power {plan.target_power:g}; "
                      "see 'Q needed' for the questions each K needs")
+    if contrast_line(plan.cost):
+        lines.append(contrast_line(plan.cost))
     if any(r.questions > plan.cost.available_questions for r in plan.rows):
         lines.append(f"note: the config selects {plan.cost.available_questions} questions; "
                      "bigger designs need a bigger question source (costs are extrapolated)")
@@ -367,3 +409,67 @@ def _json_safe(value):
     if isinstance(value, np.generic):
         return _json_safe(value.item())
     return value
+
+
+@dataclass(frozen=True)
+class LabelingPlan:
+    """What an LLM labeler will cost: one call per response with steps, each carrying the
+    whole ontology (computed from the real prompt, not a constant) plus that response's steps."""
+
+    labeler: str
+    calls: int
+    """Responses to label (at most; responses without steps need no call)."""
+    fixed_prompt_tokens: int
+    """Per call: system prompt, ontology, instructions and reply schema."""
+    max_steps_tokens: int
+    """Per call, at most: the labelled response itself (the generation's ``max_tokens``)."""
+    max_completion_tokens: int
+    """Per call, at most: the labeler's own ``max_tokens``."""
+
+    @property
+    def run_plan(self):
+        """The plan as a ``memlens.engine.RunPlan`` (token bounds summed over the calls)."""
+        from memlens.engine.plan import RunPlan
+
+        return RunPlan(calls=self.calls, cached=0,
+                       est_prompt_tokens=self.calls * (self.fixed_prompt_tokens
+                                                       + self.max_steps_tokens),
+                       est_completion_tokens=self.calls * self.max_completion_tokens)
+
+    def __str__(self) -> str:
+        """The ``--dry-run`` lines.
+
+        >>> print(LabelingPlan("m", 10, 3222, 512, 2048))
+        labeling with m: up to 10 calls (one per response), ~3,222 prompt tokens per call of ontology and instructions + the response's steps (at most 512); plus at most one repair call per invalid reply
+        10 calls to make, 0 cached; ~37,340 prompt tokens, at most 20,480 completion tokens
+        """
+        return (f"labeling with {self.labeler}: up to {self.calls:,} calls (one per response), "
+                f"~{self.fixed_prompt_tokens:,} prompt tokens per call of ontology and "
+                f"instructions + the response's steps (at most {self.max_steps_tokens:,}); "
+                f"plus at most one repair call per invalid reply\n{self.run_plan}")
+
+
+def labeling_plan(config: AuditConfig, responses: int) -> LabelingPlan | None:
+    """The LLM labeler's calls and tokens for ``responses`` responses (None: the embedded
+    labeler makes no model call). Prompt tokens are estimated (``estimate_prompt_tokens``)
+    over the labeler's real request for a response without steps, reply schema included."""
+    if config.labeler == "embedded":
+        return None
+    import inspect
+    import json
+
+    from memlens.engine.plan import CHARS_PER_TOKEN, estimate_prompt_tokens
+    from memlens.models import ChatRequest
+    from memlens.models.public import public_model_string
+    from memlens.ontology import load_ontology
+    from memlens.ontology.llm_labeler import LLMLabeler
+    from memlens.ontology.prompting import label_messages, reply_schema
+
+    ontology = load_ontology(config.ontology)
+    defaults = inspect.signature(LLMLabeler).parameters
+    fixed = estimate_prompt_tokens(ChatRequest(tuple(label_messages(ontology, []))))
+    if defaults["structured"].default:  # the schema goes out with every structured request
+        fixed += math.ceil(len(json.dumps(reply_schema(ontology))) / CHARS_PER_TOKEN)
+    return LabelingPlan(labeler=public_model_string(config.labeler), calls=responses,
+                        fixed_prompt_tokens=fixed, max_steps_tokens=config.max_tokens,
+                        max_completion_tokens=int(defaults["max_tokens"].default))

@@ -83,7 +83,7 @@ def load_audit_run(run_dir: str | Path) -> AuditRun:
         key = stats_key(frame, config)
         stats_stored, stats, stats_error = stored_stats(store, key)
         if not stats_stored:
-            stats, stats_error = compute_stats(frame, config, planned_rows(store))
+            stats, stats_error = compute_stats(frame, config, planned_rows(store), pairs)
         failures = len(store.failures())
         ratings = current_ratings(store, config)
     orthogonality = _orthogonality(config, ratings, drift)

@@ -13,13 +13,32 @@ FLAG_FIELDS = {
     "model": "model", "labeler": "labeler", "questions": "questions", "stimuli": "stimuli",
     "ontology": "ontology", "mode": "mode", "samples": "samples", "max_tokens": "max_tokens",
     "seed": "seed", "n_questions": "n_questions", "concurrency": "concurrency",
+    "stimuli_per_category": "stimuli_per_category",  # issue 13: value contrasts need >= 2
     "bootstrap": "n_bootstrap", "temperature": "temperature",
     "orthogonality_rater": "orthogonality_rater",
     "orthogonality_threshold": "orthogonality_threshold",
     "call_timeout": "timeout_s", "call_attempts": "attempts", "baselines": "baselines",
     "memory_header": "memory_header", "history_prefix": "history_prefix",
-    "acknowledgement": "acknowledgement",
+    "acknowledgement": "acknowledgement", "memory_template": "memory_template",
+    "control_set": "control_set", "memory_sets": "memory_sets", "neutral_facts": "neutral_facts",
+    "max_combinations": "max_combinations",
 }
+
+
+def memory_set_kinds(text: str) -> list[str]:
+    """argparse type of ``--memory-sets``: comma-separated kinds.
+
+    >>> memory_set_kinds("combined, among_neutral")
+    ['combined', 'among_neutral']
+    """
+    from memlens.stimuli.memory_sets import MEMORY_SET_KINDS
+
+    kinds = [part.strip() for part in text.split(",")]
+    unknown = [kind for kind in kinds if kind not in MEMORY_SET_KINDS]
+    if unknown or len(set(kinds)) != len(kinds):
+        raise argparse.ArgumentTypeError(f"expected distinct kinds from {', '.join(MEMORY_SET_KINDS)}"
+                                         f", got {text!r}")
+    return kinds
 
 
 def register(subparsers) -> None:
@@ -44,8 +63,24 @@ def register(subparsers) -> None:
                        help="history mode: text before the memory in the earlier user turn")
     audit.add_argument("--acknowledgement", metavar="TEXT",
                        help="history mode: the assistant's reply to the earlier turn")
+    audit.add_argument("--control-set", choices=["should-personalize"],
+                       help="also run the should-personalize control set and report "
+                            "selectivity (drift where memory should matter vs where it should not)")
+    audit.add_argument("--memory-sets", type=memory_set_kinds,
+                       metavar="KINDS", help="add memory-set conditions: among_neutral (each "
+                       "persona / life-event fact among neutral facts, plus the neutral facts "
+                       "alone), combined (two attributes together); comma-separated")
+    audit.add_argument("--neutral-facts", type=at.int_range(1, 12), metavar="N",
+                       help="neutral facts around the sensitive one (default 4)")
+    audit.add_argument("--max-combinations", type=at.int_range(1, 1000), metavar="N",
+                       help="at most N attribute pairs for --memory-sets combined (default 10)")
+    audit.add_argument("--memory-template", metavar="NAME|FILE",
+                       help="render memory with a template (bundled: prefix, system, history, "
+                            "saved-memories, json-profile; or a YAML/JSON file); replaces --mode")
     audit.add_argument("--n-questions", "--limit", dest="n_questions", type=at.positive_int, metavar="N",
                        help="stratified question subset (--limit is an alias)")
+    audit.add_argument("--stimuli-per-category", type=at.positive_int, metavar="N",
+                       help="stimuli (values) per category; 2 or more allows value contrasts")
     audit.add_argument("--max-tokens", type=at.max_tokens, metavar="N")
     audit.add_argument("--temperature", type=at.temperature, metavar="T")
     audit.add_argument("--seed", type=at.nonneg_int)
@@ -64,6 +99,9 @@ def register(subparsers) -> None:
                        help="with --dry-run: also the power and MDE of this design under the "
                             "default stated assumptions (see `memlens plan` for a pilot or a grid)")
     audit.add_argument("--no-progress", action="store_true")
+    audit.add_argument("--fail-on-invalid", action="store_true",
+                       help="exit 5 when the instrument-validity verdict is not 'pass' (after "
+                            "the report is written; exit 3 for failed calls comes first)")
     add_call_flags(audit)
     audit.set_defaults(func=run_audit_command)
 
@@ -71,9 +109,15 @@ def register(subparsers) -> None:
     report.add_argument("run_dir", metavar="RUN_DIR")
     report.set_defaults(func=run_report_command)
 
-    compare = subparsers.add_parser("compare", help="compare audits side by side")
+    compare = subparsers.add_parser(
+        "compare", help="paired comparison of audits (each run vs the first)",
+        description="Δ (B − A) of mean drift and d_rel per metric and category with a paired "
+                    "cluster bootstrap over the shared questions; see docs/gate.md.")
     compare.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
     compare.add_argument("--out", default="runs/compare", type=at.out_dir, metavar="DIR")
+    compare.add_argument("--seed", type=at.nonneg_int, default=0, help="bootstrap seed")
+    compare.add_argument("--bootstrap", type=at.int_range(100, 1_000_000), default=10_000,
+                         metavar="B", help="bootstrap replicates (default 10000)")
     compare.set_defaults(func=run_compare_command)
 
 
@@ -100,10 +144,28 @@ def run_audit_command(args: argparse.Namespace) -> int:
     # failed labeler calls count too: their responses stay unlabeled until a re-run labels them
     generation, labeler = result.calls.get("failed", 0), result.labels.get("failed", 0)
     if not labeler:
-        return finished_status(generation, result.calls.get("pending", 0))
-    return finished_status(generation + labeler,
-                           result.calls.get("pending", 0) + result.labels.get("responses", 0),
-                           what="generation and labeler calls")
+        status = finished_status(generation, result.calls.get("pending", 0))
+    else:
+        status = finished_status(generation + labeler,
+                                 result.calls.get("pending", 0) + result.labels.get("responses", 0),
+                                 what="generation and labeler calls")
+    if status or not args.fail_on_invalid:
+        return status
+    return invalid_status(result.stats, result.stats_error)
+
+
+def invalid_status(stats: dict | None, stats_error: str | None) -> int:
+    """0 when the validity verdict is ``pass``, else ``INSTRUMENT_INVALID`` (5) with the
+    verdict on stderr (``--fail-on-invalid``)."""
+    from memlens.gate.exits import INSTRUMENT_INVALID
+
+    verdict = ((stats or {}).get("validity") or {}).get("verdict", "not computed")
+    if verdict == "pass":
+        return 0
+    reason = stats_error if not stats else (stats.get("validity") or {}).get("explanation", "")
+    print(f"memlens: instrument validity is {verdict!r}, not 'pass' (--fail-on-invalid: exit "
+          f"status {INSTRUMENT_INVALID}): {reason}", file=sys.stderr)
+    return INSTRUMENT_INVALID
 
 
 def dry_run(config, run_dir: str, power: bool = False) -> int:
@@ -139,11 +201,15 @@ def dry_run(config, run_dir: str, power: bool = False) -> int:
         groups, inputs = planned_request_groups(config)
         plan = plan_groups(model_id_for(config.model), groups)
     print(f"audit of {public_model_string(config.model)}: {inputs['questions']} questions x {inputs['stimuli']} "
-          f"stimuli, {config.samples} sample(s) (+1 no-memory) = {inputs['cells']} responses")
+          f"stimuli, {config.samples} sample(s) (+1 no-memory) = {inputs['cells']} responses"
+          + "".join(f" + {inputs[key]} {what} responses" for key, what in (
+              ("memory_set_cells", "memory-set"), ("control_cells", "should-personalize"))
+                    if inputs.get(key)))
     print(plan)
-    labels = "no model calls (embedded)" if config.labeler == "embedded" else \
-        f"up to {inputs['cells']} calls to {public_model_string(config.labeler)}"
-    print(f"labeling: {labels}")
+    from memlens.audit.plan import labeling_plan
+
+    labeling = labeling_plan(config, inputs["cells"])
+    print(labeling if labeling else "labeling: no model calls (embedded)")
     if config.orthogonality_rater:
         from memlens.audit.pipeline import planned_rating_requests
 
@@ -181,6 +247,14 @@ def summary_text(result) -> str:
         lines.append(format_summary(result.stats))
     elif result.stats_error:
         lines.append(f"statistics not computed: {result.stats_error}")
+    if getattr(result, "selectivity", None):  # --control-set
+        from memlens.stats.selectivity import format_selectivity
+
+        lines.append(format_selectivity(result.selectivity))
+    if getattr(result, "memory_sets", None):  # --memory-sets
+        from memlens.stats.memory_sets import format_memory_sets
+
+        lines.append(format_memory_sets(result.memory_sets))
     lines.append("data quality: " + json.dumps(result.quality))
     if result.report:
         lines.append(f"report: {result.report}")
@@ -196,9 +270,16 @@ def run_report_command(args: argparse.Namespace) -> int:
 
 
 def run_compare_command(args: argparse.Namespace) -> int:
-    """``memlens compare RUN_DIR… --out DIR``."""
-    from memlens.report import compare_runs
+    """``memlens compare RUN_DIR… --out DIR``: the paired comparison (table on stdout, design
+    warnings also on stderr)."""
+    from memlens.report.compare import compare_runs, format_comparison
+    from memlens.textsafe import for_terminal
 
-    path = compare_runs(args.run_dirs, args.out)
-    print(f"comparison table: {path}", file=sys.stdout)
+    output = compare_runs(args.run_dirs, args.out, seed=args.seed, n_bootstrap=args.bootstrap)
+    for comparison in output.result["comparisons"]:
+        if comparison["design"].get("warning"):
+            print(for_terminal(f"memlens: warning: {comparison['design']['warning']}"),
+                  file=sys.stderr)
+    print(format_comparison(output.result))
+    print(f"comparison: {output.json_path}\npage: {output.html_path}")
     return 0

@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "memlens.cli.audit_cmd",
     "memlens.cli.plan_cmd",
     "memlens.cli.analyze_cmd",
+    "memlens.cli.gate_cmd",
     "memlens.cli.chat_cmd",
     "memlens.cli.content_cmd",
     "memlens.cli.label_cmd",

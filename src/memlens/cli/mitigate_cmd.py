@@ -104,7 +104,18 @@ def _register_eval(commands) -> None:
     parser.add_argument("--judge", default=None, help="judge model string (omit: no judge)")
     parser.add_argument("--lm-eval", dest="lm_eval", default="",
                         help="comma list of capability tasks: mmlu,gsm8k,ifeval")
-    parser.add_argument("--lm-eval-limit", type=at.positive_int, default=None)
+    parser.add_argument("--lm-eval-data", default=None, metavar="DIR",
+                        help="folder with local task data: mmlu_redux.jsonl, gsm8k.jsonl, "
+                             "ifeval.jsonl (lm-eval's record formats; .json, .parquet or HF "
+                             "datasets folders of those names too). Without it the shipped items "
+                             "run as a smoke test and no capability number is reported")
+    parser.add_argument("--lm-eval-file", action="append", default=[], metavar="TASK=PATH",
+                        help="one task's data file or datasets folder (repeatable; overrides "
+                             "--lm-eval-data for that task)")
+    parser.add_argument("--lm-eval-limit", type=at.positive_int, default=None,
+                        help="seeded random subset of N items per task (seed: --seed)")
+    parser.add_argument("--lm-eval-max-tokens", type=at.max_tokens, default=256,
+                        help="max new tokens per capability item")
     parser.add_argument("--limit", type=at.positive_int, default=None, help="held-out rows to use")
     parser.add_argument("--out", required=True, type=at.out_dir)
     parser.add_argument("--seed", type=at.nonneg_int, default=0)
@@ -161,13 +172,23 @@ def _run_sympref(args: argparse.Namespace) -> int:
 
 
 def _run_eval(args: argparse.Namespace) -> int:
-    from memlens.mitigation.evaluate import EvalConfig, evaluate_models, markdown_table
+    from memlens.errors import MemlensError
+    from memlens.mitigation.evaluate import EvalConfig, display_table, evaluate_models
 
     tasks = [task.strip() for task in args.lm_eval.split(",") if task.strip()]
+    files = {}
+    for pair in args.lm_eval_file:
+        task, sep, path = pair.partition("=")
+        if not sep or task.strip() not in tasks:
+            raise MemlensError(f"--lm-eval-file {pair!r}: expected TASK=PATH with TASK one of "
+                               f"--lm-eval ({', '.join(tasks) or 'none given'})")
+        files[task.strip()] = path
     config = EvalConfig(models=args.models, data=args.data, labeler=args.labeler, judge=args.judge,
                         lm_eval_tasks=tasks, lm_eval_limit=args.lm_eval_limit, limit=args.limit,
+                        lm_eval_data=args.lm_eval_data, lm_eval_files=files,
+                        lm_eval_max_tokens=args.lm_eval_max_tokens,
                         seed=args.seed, max_tokens=args.max_tokens)
-    table = evaluate_models(config, Path(args.out), progress=not args.no_progress)
-    print(markdown_table(table))
+    evaluate_models(config, Path(args.out), progress=not args.no_progress)
+    print(display_table(json.loads((Path(args.out) / "eval_report.json").read_text())["results"]))
     print(f"table, report and figure in {args.out}")
     return 0

@@ -84,6 +84,8 @@ def register(subparsers) -> None:
     audit.add_argument("--samples", type=at.positive_int, metavar="N",
                        help="responses per perturbed condition")
     audit.add_argument("--max-tokens", type=at.max_tokens, metavar="N")
+    audit.add_argument("--stimuli-per-category", type=at.positive_int, metavar="N",
+                       help="stimuli (values) per category (value contrasts need 2 or more)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
     parser.set_defaults(func=run_plan_command)
 
@@ -97,7 +99,8 @@ def run_plan_command(args: argparse.Namespace) -> int:
 
     stated = {name: getattr(args, name) for name in ASSUMPTION_FLAGS
               if getattr(args, name) is not None}
-    overrides = {"samples": args.samples, "max_tokens": args.max_tokens}
+    overrides = {"samples": args.samples, "max_tokens": args.max_tokens,
+                 "stimuli_per_category": args.stimuli_per_category}
     if args.pilot:
         if stated:
             flags = ", ".join("--" + name.replace("_", "-") for name in stated)

@@ -19,18 +19,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     info.set_defaults(func=_info)
 
     export = actions.add_parser(
-        "export", help="write a table to .parquet, .csv or .jsonl",
+        "export", help="write a table (or all) to Parquet, CSV, JSONL or a Hugging Face dataset",
         description="Write a table (responses, failures, manifest or a stage table such as "
-                    "drift) to PATH; the format follows the extension.")
+                    "audit_drift) to PATH; the format follows the extension unless --format is "
+                    "given (hf = datasets.Dataset.save_to_disk folder, load it with "
+                    "datasets.load_from_disk). TABLE 'all' writes every table into the folder "
+                    "PATH, in every format of --format (default parquet,csv,jsonl,hf). Schema: "
+                    "docs/data-export.md.")
     export.add_argument("run_dir", metavar="RUN_DIR")
     export.add_argument("table", metavar="TABLE")
     export.add_argument("path", metavar="PATH")
+    export.add_argument("--format", dest="formats", type=_formats, metavar="FMT[,FMT]",
+                        help="parquet, csv, jsonl or hf (TABLE all: a comma-separated list)")
     export.set_defaults(func=_export)
 
 
+def _formats(text: str) -> tuple[str, ...]:
+    from memlens.store.export import ALL_FORMATS
+
+    formats = tuple(part.strip() for part in text.split(","))
+    if not formats or any(fmt not in ALL_FORMATS for fmt in formats) \
+            or len(set(formats)) != len(formats):
+        raise argparse.ArgumentTypeError(f"expected distinct formats from "
+                                         f"{', '.join(ALL_FORMATS)}, got {text!r}")
+    return formats
+
+
 def _export(args: argparse.Namespace) -> int:
+    from memlens.errors import MemlensError
+    from memlens.store.export import ALL_FORMATS, export_run, export_table
+
     with RunStore(args.run_dir, read_only=True) as store:
-        count = store.export(args.table, args.path)
+        if args.table == "all":
+            counts = export_run(store, args.path, args.formats or ALL_FORMATS)
+            print(f"wrote {len(counts)} tables ({sum(counts.values())} rows) as "
+                  f"{', '.join(args.formats or ALL_FORMATS)} to {args.path}")
+            return 0
+        if args.formats and len(args.formats) > 1:
+            raise MemlensError("--format takes one format for a single table (several only "
+                               "with TABLE all)")
+        count = export_table(store, args.table, args.path,
+                             args.formats[0] if args.formats else None)
     print(f"wrote {count} rows of '{args.table}' to {args.path}")
     return 0
 

@@ -20,6 +20,9 @@ def register(subparsers) -> None:
     _register_score(commands)
     _register_build(commands)
     _register_setup(commands)
+    from memlens.cli.tooldrift_compare_cmd import register_compare
+
+    register_compare(commands)  # paired comparison (its own module)
 
 
 def _register_setup(commands) -> None:
@@ -101,6 +104,27 @@ def _register_run(commands) -> None:
     run.add_argument("--retrieval-threshold", type=at.finite_float(-1.0, 1.0), default=None,
                      help="minimum retrieval score (setting 2; default: the framework's own, "
                           "0.1 for mem0, none for simplemem, 0.1 cosine for mempalace)")
+    run.add_argument("--replay-memories", type=Path, default=None, metavar="DIR",
+                     help="setting 2 without running a framework: inject what --framework "
+                          "retrieved in the published dataset, DIR/memories/<framework>/<dim>.json "
+                          "(DIR laid out like the MemDrift dataset; also the default --data)")
+    run.add_argument("--tool-choice", default="entry", metavar="auto|required|entry|NAME",
+                     help="native tool calling: 'entry' (default) forces each entry's own tool "
+                          "by name; 'required' forces some call; 'auto' lets the model decide; "
+                          "NAME forces that tool (every selected entry must have it)")
+    run.add_argument("--call-path", choices=("auto", "tools", "json_schema"), default="auto",
+                     help="auto (default): native tool calls when the backend has them and can "
+                          "force one, else JSON-schema-constrained output; recorded in the "
+                          "manifest")
+    run.add_argument("--min-biased-retrieval", type=at.int_range(0), default=2, metavar="N",
+                     help="setting 2: Δ is not interpretable when a biased memory was retrieved "
+                          "in fewer than max(N, share x queries) biased-condition queries "
+                          "(default 2)")
+    run.add_argument("--min-biased-retrieval-share", type=at.finite_float(0.0, 1.0), default=0.25,
+                     metavar="SHARE", help="the share in that rule (default 0.25)")
+    run.add_argument("--fail-on-uninterpretable", action="store_true",
+                     help="exit 5 when Δ is not interpretable overall or for any dimension or "
+                          "domain (results are still written)")
     run.add_argument("--judge", default=None,
                      help="model string of an LLM judge for deflection scores 1-5 (optional)")
     run.add_argument("--seed", type=at.nonneg_int, default=0, help="sampling seed; call k uses seed + k")
@@ -144,6 +168,8 @@ def _run(args: argparse.Namespace) -> int:
     from memlens.tooldrift.report import format_table
     from memlens.tooldrift.runner import RunConfig, run_tooldrift
 
+    if args.replay_memories is not None and args.setting != 2:
+        raise MemlensError("--replay-memories replays Setting 2: add --setting 2 --framework NAME")
     if args.setting == 2 and not args.framework:
         raise MemlensError("--setting 2 needs --framework (mem0, mempalace or simplemem)")
     if args.setting == 1 and args.framework:
@@ -153,16 +179,26 @@ def _run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise MemlensError(f"--limit must be at least 1, got {args.limit}")
     _check_bootstrap(args.bootstrap)
-    dataset = load_dataset(args.data)
+    replay = args.replay_memories
+    dataset = load_dataset(args.data if args.data or replay is None else replay)
     model = get_model(args.model)
+    extra = {"top_k": args.top_k, "retrieval_threshold": args.retrieval_threshold,
+             "framework_llm": args.framework_llm} if args.setting == 2 else {}
+    if replay is not None:  # nothing is retrieved live: the framework's settings do not apply
+        extra = {"replay_memories": str(replay)}
     config = RunConfig(k=args.k, setting=args.setting, framework=args.framework, seed=args.seed,
                        temperature=args.temperature, max_tokens=args.max_tokens, limit=args.limit,
-                       n_bootstrap=args.bootstrap, judge=args.judge,
-                       extra={"top_k": args.top_k, "retrieval_threshold": args.retrieval_threshold,
-                              "framework_llm": args.framework_llm} if args.setting == 2 else {})
+                       n_bootstrap=args.bootstrap, tool_choice=args.tool_choice,
+                       call_path=args.call_path, judge=args.judge,
+                       min_biased_retrieval_count=args.min_biased_retrieval,
+                       min_biased_retrieval_share=args.min_biased_retrieval_share, extra=extra)
     judge = get_model(args.judge) if args.judge else None  # before a worker process starts
     memory = None
-    if args.setting == 2:
+    if replay is not None:
+        from memlens.tooldrift.replay import ReplayMemory
+
+        memory = ReplayMemory.load(replay, args.framework, dataset)
+    elif args.setting == 2:
         from memlens.tooldrift.frameworks import open_memory
 
         memory = open_memory(args.framework, args.out / "memory", llm=args.framework_llm,
@@ -179,7 +215,33 @@ def _run(args: argparse.Namespace) -> int:
               f"delta {d['delta']}, unusable {d['unusable']}")
     print(f"wall time {summary['run']['wall_s']:.1f} s; wrote {args.out / 'tooldrift.json'}")
     failed = summary["counts"].get("failed_calls", 0)
-    return finished_status(failed, summary["counts"].get("calls", 0) + failed)  # calls: scored
+    status = finished_status(failed, summary["counts"].get("calls", 0) + failed)  # calls: scored
+    blocked = uninterpretable_groups(summary)
+    if blocked:
+        print(f"Δ not interpretable for {len(blocked)} group(s): {'; '.join(blocked[:6])}"
+              + (" …" if len(blocked) > 6 else ""))
+        if args.fail_on_uninterpretable and status == 0:
+            return UNINTERPRETABLE_EXIT
+    return status
+
+
+UNINTERPRETABLE_EXIT = 5
+"""``tooldrift run --fail-on-uninterpretable``: Δ not interpretable somewhere (results written);
+the CLI-wide "cannot decide" status, as ``memlens.gate.exits.INSTRUMENT_INVALID``."""
+
+
+def uninterpretable_groups(summary: dict) -> list[str]:
+    """``group: reason`` for every group (overall, dimensions, domains) whose Δ is not
+    interpretable (see ``memlens.tooldrift.interpret``)."""
+    groups = [("overall", summary)]
+    groups += [(f"dim {name}", group) for name, group in summary.get("by_dimension", {}).items()]
+    groups += [(f"domain {name}", group) for name, group in summary.get("by_domain", {}).items()]
+    found = []
+    for label, group in groups:
+        verdict = group.get("interpretation") or {}
+        if verdict.get("interpretable") is False:
+            found.append(f"{label}: {verdict['reasons'][0]['text']}")
+    return found
 
 
 def _check_bootstrap(replicates: int) -> None:

@@ -73,6 +73,10 @@ def _run_calls(model: ChatModel, items: list[tuple[str, ChatRequest]],
                stop_early: bool) -> None:
     mode = dispatch.mode_of(model)
     width = resolve_concurrency(model, mode, concurrency)
+    use = getattr(model, "use_concurrency", None)
+    if concurrency is not None and callable(use):
+        use(width)  # an API backend's own bound (default 32) must not cap --concurrency
+    window = getattr(model, "window", None) if mode == "async" else None
     writer = ResultWriter(store, model.model_id) if store is not None else None
     bar = RunProgress(len(items), cached, desc, enabled=progress)
     breaker = CallBreaker(model) if stop_early else None
@@ -83,6 +87,10 @@ def _run_calls(model: ChatModel, items: list[tuple[str, ChatRequest]],
         for index in positions[key]:
             results[index] = outcome
         bar.advance(isinstance(outcome, ModelCallError))
+        if callable(window):  # runs on the event loop: the backend's adaptive bound
+            bound = window()
+            if bound is not None:
+                bar.window(bound.bound, width)
         if breaker is not None:
             breaker.record(outcome)  # raises RunStopped: stored first, so the run resumes
 

@@ -3,12 +3,16 @@
 Same recursion and 0/1 cost as ``memlens.metrics.dtw_raw`` (SPEC §1.6):
 D[i,j] = c(i,j) + min(D[i-1,j], D[i,j-1], D[i-1,j-1]), c = 1[v_i != u_j]. The path is traced
 back from (n-1, m-1) to (0, 0); ties prefer the diagonal, then the step in ``a``, so the path
-is deterministic. Meant for one pair at a time (O(n·m) Python), not for batches.
+is deterministic. ``dtw_path`` is one pair at a time (O(n·m) Python); ``dtw_path_batch`` gives
+the same paths for many encoded pairs in one compiled call (the substitutions analysis).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 
 def dtw_path(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[float, list[tuple[int, int]]]:
@@ -49,3 +53,47 @@ def dtw_path(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[float, list[
         path.append((i - 1, j - 1))
     path.reverse()
     return table[n][m], path
+
+
+@dataclass(frozen=True)
+class PathBatch:
+    """The DTW paths of many pairs, flat: pair ``k``'s path is rows
+    ``starts[k] : starts[k] + lengths[k]`` of ``i`` (positions in a) and ``j`` (positions in b)."""
+
+    pair: np.ndarray
+    """Pair index of every path cell (int64)."""
+    i: np.ndarray
+    j: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+
+
+def dtw_path_batch(a, b) -> PathBatch:
+    """The :func:`dtw_path` of every pair ``(a[k], b[k])`` of two encoded batches, in one
+    compiled call (same cost, same tie rule). ``a`` and ``b`` are ``EncodedBatch`` es or
+    ``(codes, lengths)`` tuples over one alphabet (:func:`memlens.metrics.encode_pairs`).
+    A pair with an empty side has an empty path.
+
+    >>> from memlens.metrics import encode_pairs
+    >>> paths = dtw_path_batch(*encode_pairs(["aab", "ab", ""], ["ab", "ba", "x"]))
+    >>> paths.lengths.tolist(), list(zip(paths.i.tolist(), paths.j.tolist()))[:3]
+    ([3, 2, 0], [(0, 0), (1, 0), (2, 1)])
+    """
+    from memlens.metrics._path_kernels import fill_paths
+    from memlens.metrics.batch import _pair_arrays
+
+    codes_a, len_a, codes_b, len_b, _ = _pair_arrays(a, b)
+    slots = np.where((len_a > 0) & (len_b > 0), len_a + len_b - 1, 0)
+    offsets = np.zeros(len(slots) + 1, np.int64)
+    np.cumsum(slots, out=offsets[1:])
+    table = np.empty((codes_a.shape[1] + 1, codes_b.shape[1] + 1), np.int64)
+    out_i = np.empty(int(offsets[-1]), np.int64)
+    out_j = np.empty(int(offsets[-1]), np.int64)
+    lengths = np.zeros(len(slots), np.int64)
+    fill_paths(codes_a, len_a, codes_b, len_b, offsets, table, out_i, out_j, lengths)
+    pair = np.repeat(np.arange(len(slots), dtype=np.int64), slots)
+    keep = (np.arange(int(offsets[-1])) - offsets[:-1][pair]) < lengths[pair]
+    starts = np.zeros(len(slots), np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    return PathBatch(pair=pair[keep], i=out_i[keep], j=out_j[keep], starts=starts,
+                     lengths=lengths)

@@ -9,9 +9,15 @@ label the steps, and report
   block scores 0);
 * **Helpfulness** (1–5) and **NonDistraction** (share with d = 0) from a judge, when given,
   over valid judge replies only (invalid ones are counted, like the paper's exclusions);
-* capability through lm-evaluation-harness for local ``hf:`` models (``lm_eval_adapter``).
+* capability through lm-evaluation-harness's own model adapters for ``hf:``, ``vllm:`` and
+  OpenAI-compatible models (``lm_eval_adapter``), on the user's local task data (seeded
+  ``--lm-eval-limit`` subsets); the shipped sample is a smoke test and never a score.
 
-Writes ``table.csv``, ``table.md``, ``eval_report.json`` and the drift-versus-capability figure.
+Every cell states its n and a 95 % interval: a seeded percentile bootstrap over responses for
+DTW, diversity and helpfulness, Wilson for proportions (non-distraction, capability). A cell
+with fewer than ``MIN_N`` items is flagged. Each model is named with the fingerprint of its
+weights (``memlens.models.fingerprint``). Writes ``table.csv`` (numbers, CI bounds and n as
+columns), ``table.md``, ``eval_report.json`` and the drift-versus-capability figure.
 """
 
 from __future__ import annotations
@@ -29,6 +35,12 @@ from memlens.mitigation.judging import SCORE_SCHEMA, ask_scores, score_messages
 
 COLUMNS = ["model", "MMLU", "GSM8K", "IF(strict)", "IF(loose)", "DTW", "Diversity",
            "Helpfulness", "NonDistraction", "n", "no_steps", "failed", "judge_invalid"]
+CAPABILITY = ("MMLU", "GSM8K", "IF(strict)", "IF(loose)")
+MEASURED = ("DTW", "Diversity", "Helpfulness", "NonDistraction", *CAPABILITY)
+"""Cells with an n and an interval (``<name>_n``, ``<name>_lo``, ``<name>_hi`` columns)."""
+MIN_N = 10
+"""A cell over fewer items than this is flagged as not interpretable."""
+N_BOOTSTRAP = 2000
 
 
 @dataclass
@@ -41,6 +53,12 @@ class EvalConfig:
     judge: str | None = None
     lm_eval_tasks: list[str] = field(default_factory=list)
     lm_eval_limit: int | None = None
+    """Seeded subset of this many items per capability task (None: all items)."""
+    lm_eval_data: str | None = None
+    """Folder with the local task data (see ``lm_eval_adapter``); None: smoke test only."""
+    lm_eval_files: dict[str, str] = field(default_factory=dict)
+    """``{task: path}`` overriding ``lm_eval_data`` per task."""
+    lm_eval_max_tokens: int = 256
     limit: int | None = None
     seed: int = 0
     max_tokens: int = 1024
@@ -49,7 +67,8 @@ class EvalConfig:
     top_k: int = 50
 
 
-EVAL_RUNTIME_ONLY = frozenset({"models", "data", "lm_eval_tasks", "lm_eval_limit"})
+EVAL_RUNTIME_ONLY = frozenset({"models", "data", "lm_eval_tasks", "lm_eval_limit", "lm_eval_data",
+                               "lm_eval_files", "lm_eval_max_tokens"})
 """Settings a resumed evaluation may change: each model's rows are generated and scored on
 their own (the table lists the models asked for now), the held-out rows are compared by content,
 and lm-eval scores are not stored in the run directory (recomputed every run)."""
@@ -90,8 +109,49 @@ def generate(model, rows: list[dict], config: EvalConfig, store, progress: bool)
     return run_requests(model, requests, store, progress=progress, desc=model.model_id)
 
 
-def drift_and_diversity(texts: list[str | None], rows: list[dict], labeler) -> dict:
-    """Mean DTW to the references, mean lexical diversity, and the no-step count."""
+def mean_interval(values, seed: int, n_bootstrap: int = N_BOOTSTRAP) -> dict:
+    """Mean of ``values`` with a seeded 95 % percentile-bootstrap interval and its n; the
+    interval is None below 2 values (no spread to resample).
+
+    >>> mean_interval([1.0, 1.0, 1.0], 0)
+    {'mean': 1.0, 'lo': 1.0, 'hi': 1.0, 'n': 3}
+    >>> mean_interval([], 0)["mean"] is None
+    True
+    """
+    data = np.asarray([v for v in values if v is not None], dtype=float)
+    if data.size == 0:
+        return {"mean": None, "lo": None, "hi": None, "n": 0}
+    if data.size < 2:
+        return {"mean": float(data.mean()), "lo": None, "hi": None, "n": 1}
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, data.size, size=(n_bootstrap, data.size))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return {"mean": float(data.mean()), "lo": float(low), "hi": float(high), "n": int(data.size)}
+
+
+def proportion_interval(hits: int, n: int) -> dict:
+    """A proportion with its Wilson 95 % interval and n.
+
+    >>> {k: round(v, 3) for k, v in proportion_interval(8, 10).items()}
+    {'mean': 0.8, 'lo': 0.49, 'hi': 0.943, 'n': 10}
+    """
+    if n == 0:
+        return {"mean": None, "lo": None, "hi": None, "n": 0}
+    from memlens.ontology.gold import wilson_interval
+
+    low, high = wilson_interval(hits, n)
+    return {"mean": hits / n, "lo": float(low), "hi": float(high), "n": n}
+
+
+def _cell(result: dict, name: str, summary: dict) -> None:
+    result[name] = summary["mean"] if summary["mean"] is not None else float("nan")
+    result[f"{name}_lo"], result[f"{name}_hi"] = summary["lo"], summary["hi"]
+    result[f"{name}_n"] = summary["n"]
+
+
+def drift_and_diversity(texts: list[str | None], rows: list[dict], labeler, seed: int = 0) -> dict:
+    """Mean DTW to the references and mean lexical diversity, each with a bootstrap interval
+    and its n (``DTW_lo`` / ``DTW_hi`` / ``DTW_n``, …), and the no-step count."""
     from memlens.mitigation.rewards import parse_reference
     from memlens.ontology.schema import symbol_sequence
     from memlens.steps import split_steps
@@ -102,15 +162,16 @@ def drift_and_diversity(texts: list[str | None], rows: list[dict], labeler) -> d
     drifts = [dtw(symbol_sequence(lab), parse_reference(rows[i]["reference"], "reference", i))
               for i, lab in zip(answered, labels, strict=True)]
     diversity = [lexical_diversity(texts[i], require_answer_tag=True) for i in answered]
-    return {"DTW": float(np.mean(drifts)) if drifts else float("nan"),
-            "Diversity": float(np.mean(diversity)) if diversity else float("nan"),
-            "no_steps": sum(not s for s in steps), "per_response_dtw": drifts}
+    result: dict = {"no_steps": sum(not s for s in steps), "per_response_dtw": drifts}
+    _cell(result, "DTW", mean_interval(drifts, seed))
+    _cell(result, "Diversity", mean_interval(diversity, seed + 1))
+    return result
 
 
 def judge_scores(judge, texts: list[str | None], rows: list[dict], store, seed: int,
                  progress: bool) -> dict:
-    """Mean helpfulness and non-distraction over valid judge replies (an invalid reply is
-    repaired once); invalid ones and failed calls counted."""
+    """Mean helpfulness (bootstrap interval) and non-distraction (Wilson) over valid judge
+    replies (an invalid reply is repaired once); invalid ones and failed calls counted."""
     from memlens.models import ChatRequest, GenerationParams
 
     params = GenerationParams(temperature=0.0, max_tokens=200, seed=seed, json_schema=SCORE_SCHEMA)
@@ -121,13 +182,28 @@ def judge_scores(judge, texts: list[str | None], rows: list[dict], store, seed: 
     scores = [c.value for c in ask_scores(judge, requests, store, progress=progress)] \
         if requests else []
     valid = [s for s in scores if s is not None]
-    return {"Helpfulness": float(np.mean([s.helpfulness for s in valid])) if valid else None,
-            "NonDistraction": float(np.mean([1 - s.distracted for s in valid])) if valid
-            else None, "judge_invalid": len(scores) - len(valid)}
+    result: dict = {"judge_invalid": len(scores) - len(valid)}
+    _cell(result, "Helpfulness", mean_interval([s.helpfulness for s in valid], seed + 2))
+    _cell(result, "NonDistraction",
+          proportion_interval(sum(1 - s.distracted for s in valid), len(valid)))
+    for name in ("Helpfulness", "NonDistraction"):
+        if result[f"{name}_n"] == 0:
+            result[name] = None
+    return result
 
 
 def _user_text(row: dict) -> str:
     return "\n".join(m["content"] for m in row["prompt"] if m.get("role") == "user")
+
+
+def weights_record(name: str, model) -> dict:
+    """The evaluated model's identity: its cache id and the fingerprint of its weights."""
+    from memlens.models.fingerprint import model_fingerprint
+
+    found = getattr(model, "fingerprint", None)
+    record = found.to_dict() if hasattr(found, "to_dict") else model_fingerprint(name)
+    return {"model_id": getattr(model, "model_id", name),
+            "fingerprint": record["short"] if record else None, "fingerprint_record": record}
 
 
 def evaluate_models(config: EvalConfig, out: Path, *, progress: bool = True,
@@ -153,25 +229,41 @@ def evaluate_models(config: EvalConfig, out: Path, *, progress: bool = True,
             model = (models or {}).get(name) or get_model(name)
             outcomes = generate(model, rows, config, store, progress)
             texts = [o.text or "" if isinstance(o, ChatResponse) else None for o in outcomes]
-            result = {"model": name, "n": len(rows), "failed": texts.count(None)}
-            result.update(drift_and_diversity(texts, rows, labeler))
+            result = {"model": name, **weights_record(name, model), "n": len(rows),
+                      "failed": texts.count(None)}
+            result.update(drift_and_diversity(texts, rows, labeler, config.seed))
             if judge is not None:
                 result.update(judge_scores(judge, texts, rows, store, config.seed, progress))
             if config.lm_eval_tasks:
-                result.update(capability(name, config))
+                result.update(capability(name, config, model))
             table.append(result)
-    frame = pd.DataFrame(table).reindex(columns=COLUMNS)
+    frame = pd.DataFrame(table).reindex(columns=frame_columns())
     write_outputs(frame, table, config, out)
     return frame
 
 
-def capability(model_string: str, config: EvalConfig) -> dict:
-    """lm-eval capability scores for a local ``hf:PATH`` model (others: not measured)."""
-    if not model_string.startswith("hf:"):
-        return {}
+def frame_columns() -> list[str]:
+    """``COLUMNS`` plus the weights' fingerprint and every measured cell's interval and n."""
+    extra = ["fingerprint"] + [f"{name}_{part}" for name in MEASURED for part in ("lo", "hi", "n")]
+    return COLUMNS + extra + ["capability_source"]
+
+
+def capability(model_string: str, config: EvalConfig, model=None) -> dict:
+    """lm-eval capability cells of one model through lm-eval's own adapter for its backend
+    (``hf:``, ``vllm:``, ``openai:…@URL``); others are marked not measured."""
     from memlens.mitigation.lm_eval_adapter import run_capability
 
-    return run_capability(model_string[3:], config.lm_eval_tasks, limit=config.lm_eval_limit)
+    cells = run_capability(model_string, config.lm_eval_tasks, data=config.lm_eval_data,
+                           files=config.lm_eval_files or None, limit=config.lm_eval_limit,
+                           seed=config.seed, max_gen_toks=config.lm_eval_max_tokens)
+    result: dict = {"capability": {label: cell.to_dict() for label, cell in cells.items()}}
+    for label, cell in cells.items():
+        result[label] = cell.score if cell.score is not None else float("nan")
+        result[f"{label}_lo"], result[f"{label}_hi"] = cell.ci_low, cell.ci_high
+        result[f"{label}_n"] = cell.n
+    result["capability_source"] = "; ".join(sorted({cell.source for cell in cells.values()
+                                                     if cell.source})) or None
+    return result
 
 
 def _with_stimulus_text(rows: list[dict]) -> list[dict]:
@@ -203,13 +295,61 @@ def markdown_table(frame) -> str:
     return "\n".join(lines)
 
 
+def cell_text(result: dict, name: str) -> str:
+    """``0.250 [0.100, 0.400] n=12`` for one measured cell; why there is no number otherwise;
+    cells over fewer than ``MIN_N`` items end in ``(n<10: not interpretable)``.
+
+    >>> cell_text({"DTW": 0.25, "DTW_lo": 0.1, "DTW_hi": 0.4, "DTW_n": 12}, "DTW")
+    '0.250 [0.100, 0.400] n=12'
+    >>> cell_text({"DTW": 0.5, "DTW_lo": None, "DTW_hi": None, "DTW_n": 1}, "DTW")
+    '0.500 [no interval] n=1 (n<10: not interpretable)'
+    """
+    from memlens.numfmt import number
+
+    capability = (result.get("capability") or {}).get(name)
+    if capability is not None and capability.get("score") is None:
+        if capability.get("smoke"):
+            return f"smoke test (n={capability['n']}), not a score"
+        return capability.get("note") or "not measured"
+    value, n = result.get(name), result.get(f"{name}_n") or 0
+    if value is None or (isinstance(value, float) and np.isnan(value)) or not n:
+        return "not measured"
+    low, high = result.get(f"{name}_lo"), result.get(f"{name}_hi")
+    interval = (f"[{number(low)}, {number(high)}]" if low is not None and high is not None
+                else "[no interval]")
+    flag = f" (n<{MIN_N}: not interpretable)" if n < MIN_N else ""
+    return f"{number(value)} {interval} n={n}{flag}"
+
+
+def display_table(results: list[dict]) -> str:
+    """Table 2 as Markdown: each model with its weights' fingerprint, every cell with its 95 %
+    interval and n, then the counts."""
+    names = ["DTW", "Diversity", "Helpfulness", "NonDistraction", *CAPABILITY]
+    lines = ["| model | weights | " + " | ".join(names) + " | responses / failed / no steps / "
+             "judge invalid |", "|" + "---|" * (len(names) + 3)]
+    for result in results:
+        weights = result.get("fingerprint") or "no fingerprint (API / unknown)"
+        counts = (f"{result.get('n')} / {result.get('failed')} / {result.get('no_steps')} / "
+                  f"{result.get('judge_invalid', 'no judge')}")
+        lines.append(f"| {result['model']} | {weights} | "
+                     + " | ".join(cell_text(result, name) for name in names) + f" | {counts} |")
+    sources = sorted({r["capability_source"] for r in results if r.get("capability_source")})
+    lines.append("")
+    lines.append("95 % intervals: percentile bootstrap over responses (DTW, Diversity, "
+                 "Helpfulness; seeded), Wilson (NonDistraction, capability). DTW: lower is "
+                 "better.")
+    if sources:
+        lines.append("Capability data: " + "; ".join(sources) + ".")
+    return "\n".join(lines)
+
+
 def write_outputs(frame, results: list[dict], config: EvalConfig, out: Path) -> None:
     """``table.csv``, ``table.md``, ``eval_report.json`` and the figure (PNG + SVG)."""
     from memlens.report.mitigation_figures import drift_capability_figure
 
     with atomic_path(out / "table.csv") as temporary:
         frame.to_csv(temporary, index=False)
-    atomic_write_text(out / "table.md", markdown_table(frame) + "\n")
+    atomic_write_text(out / "table.md", display_table(results) + "\n")
     report = {"config": config_record(config), "results": results}
     atomic_write_text(out / "eval_report.json", json.dumps(report, indent=2, default=str))
     drift_capability_figure(frame, out / "drift_vs_capability")

@@ -17,11 +17,7 @@ from memlens.steps import split_steps
 def build_labeler(spec: str):
     """A labeler from a spec: ``"keyword"`` (trigger words), ``"embedded"`` (MiniLM) or a model
     string for the LLM labeler (``"openai:MODEL@URL"``, ``"fake"``…)."""
-    if spec == "keyword":
-        from memlens.mitigation.keyword_labeler import KeywordLabeler
-
-        return KeywordLabeler()
-    from memlens.ontology import get_labeler
+    from memlens.ontology import get_labeler  # the one labeler factory
 
     return get_labeler(spec)
 

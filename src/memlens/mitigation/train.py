@@ -124,7 +124,7 @@ def train_grpo(model, data, output_dir: str | Path, settings: GRPOSettings | Non
     trainer = GRPOTrainer(model=_model_arg(model), reward_funcs=rewards, args=config,
                           train_dataset=train, processing_class=tokenizer,
                           peft_config=peft_config(settings), callbacks=callbacks)
-    return _finish(trainer, settings, output_dir, len(train), len(test), dropped)
+    return _finish(trainer, settings, output_dir, len(train), len(test), dropped, model)
 
 
 def train_dpo(model, data, output_dir: str | Path, settings: DPOSettings | None = None, *,
@@ -139,11 +139,14 @@ def train_dpo(model, data, output_dir: str | Path, settings: DPOSettings | None 
     trainer = DPOTrainer(model=_model_arg(model), args=config, train_dataset=train,
                          processing_class=tokenizer, peft_config=peft_config(settings),
                          callbacks=callbacks)
-    return _finish(trainer, settings, output_dir, len(train), len(test), 0)
+    return _finish(trainer, settings, output_dir, len(train), len(test), 0, model)
 
 
 def _finish(trainer, settings: TrainingSettings, output_dir: str | Path, train_rows: int,
-            test_rows: int, dropped: int) -> TrainingResult:
+            test_rows: int, dropped: int, model=None) -> TrainingResult:
+    from memlens.models.fingerprint import fingerprint_path
+
+    base = fingerprint_path(model) if isinstance(model, str | Path) else None
     trainer.train()
     output = Path(output_dir)
     trainer.save_model(str(output))
@@ -151,6 +154,8 @@ def _finish(trainer, settings: TrainingSettings, output_dir: str | Path, train_r
     history = list(trainer.state.log_history)
     summary = {"settings": dataclasses.asdict(settings), "train_rows": train_rows,
                "test_rows": test_rows, "dropped_prompts": dropped,
-               "global_step": trainer.state.global_step, "log_history": history}
+               "global_step": trainer.state.global_step, "log_history": history,
+               # the weights trained from (memlens.models.fingerprint)
+               "base_model_fingerprint": base.to_dict() if base else None}
     atomic_write_text(output / "training_summary.json", json.dumps(summary, indent=2, default=str))
     return TrainingResult(output, history, train_rows, test_rows, dropped, trainer)

@@ -53,7 +53,9 @@ def build_request(model: str, messages: list[Message], params: GenerationParams,
     if params.tools:
         request["tools"] = [_anthropic_tool(tool) for tool in params.tools]
         if params.tool_choice:
-            request["tool_choice"] = _TOOL_CHOICES.get(params.tool_choice, {"type": "auto"})
+            # any other string names the tool to force
+            request["tool_choice"] = _TOOL_CHOICES.get(params.tool_choice,
+                                                       {"type": "tool", "name": params.tool_choice})
     elif params.json_schema is not None:
         request["tools"] = [{"name": SCHEMA_TOOL, "description": "Reply with this structure.",
                              "input_schema": params.json_schema}]

@@ -1,6 +1,7 @@
 """Shared plumbing of the async API backends (OpenAI-compatible, Anthropic).
 
-One SDK client and one concurrency bound per event loop, a sync ``complete`` that runs on a
+One SDK client and one adaptive concurrency bound (``memlens.models.window``: halved on 429,
+climbing back on success) per event loop, a sync ``complete`` that runs on a
 private loop thread, explicit retries (``memlens.models.retry``) and keys kept out of every message.
 
 Time limits: each attempt gets at most ``timeout_s`` of wall time, a slow (trickling) body
@@ -21,6 +22,7 @@ from memlens.models.aio import LoopThread
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
 from memlens.models.keys import redact
 from memlens.models.retry import Failure, MalformedReply, RetryPolicy, call_with_retries
+from memlens.models.window import AdaptiveLimit
 
 
 class AttemptTimedOut(Exception):
@@ -45,7 +47,7 @@ class AsyncAPIModel:
         self.timeout_s = float(timeout_s)
         self.max_concurrency = int(max_concurrency)
         self.retry = retry or RetryPolicy()
-        self._per_loop: dict[asyncio.AbstractEventLoop, tuple[Any, asyncio.Semaphore]] = {}
+        self._per_loop: dict[asyncio.AbstractEventLoop, tuple[Any, AdaptiveLimit]] = {}
         self._lock = threading.Lock()
         self._bridge: LoopThread | None = None
 
@@ -64,26 +66,55 @@ class AsyncAPIModel:
         raise NotImplementedError
 
     # -- public ---------------------------------------------------------------------------
+    def use_concurrency(self, concurrency: int) -> None:
+        """Allow ``concurrency`` calls in flight (the engine calls this with ``--concurrency``,
+        so the flag is honoured above the backend's default). Takes effect for event loops that
+        start afterwards (every ``run_requests`` runs on a fresh one)."""
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.max_concurrency = int(concurrency)
+
+    def window(self) -> AdaptiveLimit | None:
+        """The adaptive bound of the running event loop (None outside one, or before a call)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        entry = self._per_loop.get(loop)
+        return entry[1] if entry else None
+
     async def acomplete(self, messages: list[Message], params: GenerationParams) -> ChatResponse:
         """One reply; retries transient failures, raises ``ModelCallError`` for good ones."""
-        client, semaphore = self._client_for_running_loop()
-
-        ends_at = 0.0
+        client, window = self._client_for_running_loop()
+        ends_at: float | None = None
+        sent_epoch = 0
 
         async def timed_attempt() -> ChatResponse:
-            budget = max(0.0, min(self.timeout_s, ends_at - time.monotonic()))
-            try:
-                return await asyncio.wait_for(self._attempt(client, list(messages), params),
-                                              budget)
-            except TimeoutError as error:
-                raise AttemptTimedOut() from error
+            nonlocal ends_at, sent_epoch
+            # one slot per attempt: a call waiting to retry holds none, so a bound lowered by
+            # 429s lowers the load at once (memlens.models.window)
+            async with window:
+                if ends_at is None:  # the call's deadline starts with its first attempt
+                    ends_at = time.monotonic() + self.call_deadline_s
+                sent_epoch = window.epoch
+                budget = max(0.0, min(self.timeout_s, ends_at - time.monotonic()))
+                try:
+                    return await asyncio.wait_for(
+                        self._attempt(client, list(messages), params), budget)
+                except TimeoutError as error:
+                    raise AttemptTimedOut() from error
+
+        def classify(error: BaseException) -> Failure | None:
+            failure = self._safe_classify(error)
+            if failure is not None and failure.throttled:
+                window.throttled(sent_epoch)  # 429 / 529: fewer attempts in flight from now on
+            return failure
 
         started = time.perf_counter()
         try:
-            async with semaphore:  # retries keep their slot: a struggling server gets no more load
-                ends_at = time.monotonic() + self.call_deadline_s
-                response = await call_with_retries(timed_attempt, self._safe_classify,
-                                                   self.retry, deadline_s=self.call_deadline_s)
+            response = await call_with_retries(timed_attempt, classify, self.retry,
+                                               deadline_s=self.call_deadline_s)
+            window.succeeded()
         except ModelCallError as error:
             error.reason = redact(error.reason, self._api_key)
             error.args = (error.reason,)
@@ -126,13 +157,13 @@ class AsyncAPIModel:
             await entry[0].close()
 
     # -- internals ------------------------------------------------------------------------
-    def _client_for_running_loop(self) -> tuple[Any, asyncio.Semaphore]:
+    def _client_for_running_loop(self) -> tuple[Any, AdaptiveLimit]:
         loop = asyncio.get_running_loop()
         with self._lock:
             for stale in [other for other in self._per_loop if other.is_closed()]:
                 del self._per_loop[stale]
             if loop not in self._per_loop:
-                self._per_loop[loop] = (self._make_client(), asyncio.Semaphore(self.max_concurrency))
+                self._per_loop[loop] = (self._make_client(), AdaptiveLimit(self.max_concurrency))
             return self._per_loop[loop]
 
     def _safe_classify(self, error: BaseException) -> Failure | None:
@@ -142,7 +173,7 @@ class AsyncAPIModel:
         if failure is None:
             return None
         return Failure(redact(failure.reason, self._api_key), failure.retryable,
-                       failure.retry_after_s, failure.auth_status)
+                       failure.retry_after_s, failure.auth_status, failure.throttled)
 
 
 def check_not_empty(response: ChatResponse) -> None:
@@ -161,7 +192,7 @@ def check_not_empty(response: ChatResponse) -> None:
 
 def status_failure(status: int, message: str, headers: Any) -> Failure:
     """A ``Failure`` for an HTTP error status, reading ``Retry-After`` / ``retry-after-ms``."""
-    from memlens.models.retry import RETRYABLE_STATUS, parse_retry_after
+    from memlens.models.retry import RETRYABLE_STATUS, THROTTLE_STATUS, parse_retry_after
 
     retry_after = None
     if headers is not None:
@@ -175,7 +206,8 @@ def status_failure(status: int, message: str, headers: Any) -> Failure:
             "access to this model)", 404: " (check the model name and base URL)"}
     return Failure(f"HTTP {status}: {message[:300]}{hint.get(status, '')}",
                    status in RETRYABLE_STATUS, retry_after,
-                   auth_status=status if status in (401, 403) else None)
+                   auth_status=status if status in (401, 403) else None,
+                   throttled=status in THROTTLE_STATUS)
 
 
 def _causes(error: BaseException) -> list[BaseException]:

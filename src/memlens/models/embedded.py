@@ -157,7 +157,11 @@ class EmbeddedModel:
         path = Path(model_path) if model_path else gguf_path()
         if not path.is_file():
             raise MemlensError(f"embedded model: GGUF file not found: {path}")
-        self.model_id = "embedded" if model_path is None else f"embedded@{path.name}"
+        from memlens.models.fingerprint import fingerprint_path, with_fingerprint
+
+        self.fingerprint = fingerprint_path(path)  # the GGUF file: its identity in cache keys
+        self.model_id = with_fingerprint(
+            "embedded" if model_path is None else f"embedded@{path.name}", self.fingerprint)
         self.max_concurrency = n_parallel
         self._key = _ServerKey(str(path), n_parallel, n_threads, ctx_per_slot)
         self._server = _server(self._key)

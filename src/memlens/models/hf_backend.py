@@ -6,6 +6,11 @@ and calls ``generate``. Sampling seeds are applied inside ``torch.random.fork_rn
 torch generator is left untouched. No constrained decoding: tools are requested in a system
 message and the reply is parsed as a call (``tool_emulation``), so ``supports_tools`` is False.
 ``complete_batch`` runs the conversations one after another (one model, one lock).
+
+``hf:FILE.gguf`` loads a GGUF checkpoint through transformers' GGUF support (de-quantised to
+torch; needs the ``gguf`` package), e.g. the embedded SmolLM2's file. The ``model_id`` carries a
+fingerprint of the weights (``memlens.models.fingerprint``), so a checkpoint retrained in place
+is a different model to the cache.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from memlens.errors import MemlensError, missing_extra
@@ -36,6 +42,21 @@ def generate_kwargs(params: GenerationParams) -> dict[str, Any]:
     return kwargs
 
 
+def load_arguments(model: str) -> tuple[str, dict[str, str]]:
+    """``(source, extra from_pretrained kwargs)``: a ``.gguf`` file loads from its folder with
+    ``gguf_file``; anything else as given.
+
+    >>> load_arguments("/m/SmolLM2.Q4_1.gguf")
+    ('/m', {'gguf_file': 'SmolLM2.Q4_1.gguf'})
+    >>> load_arguments("org/name")
+    ('org/name', {})
+    """
+    if model.lower().endswith(".gguf"):
+        path = Path(model)
+        return str(path.parent), {"gguf_file": path.name}
+    return model, {}
+
+
 class TransformersModel:
     """A local transformers chat model; ``device`` is ``"cpu"``, ``"cuda"``, ``"cuda:1"``, …"""
 
@@ -48,19 +69,24 @@ class TransformersModel:
             import transformers
         except ImportError:
             raise missing_extra("transformers", "hf") from None
+        from memlens.models.fingerprint import fingerprint_model, with_fingerprint
+
         self._torch = torch
-        self.model_id = f"hf:{model}"
+        self.fingerprint = fingerprint_model(model)
+        self.model_id = with_fingerprint(f"hf:{model}", self.fingerprint)
         self.max_concurrency = max_concurrency
         self.device = device
         self._lock = threading.Lock()
+        source, extra = load_arguments(model)
         try:
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(model)
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(source, **extra)
             try:
-                self.model = transformers.AutoModelForCausalLM.from_pretrained(model, dtype=dtype)
+                self.model = transformers.AutoModelForCausalLM.from_pretrained(
+                    source, dtype="float32" if extra and dtype == "auto" else dtype, **extra)
             except TypeError:  # transformers < 4.56 names it torch_dtype
-                self.model = transformers.AutoModelForCausalLM.from_pretrained(model,
-                                                                               torch_dtype=dtype)
-        except (OSError, ValueError) as error:
+                self.model = transformers.AutoModelForCausalLM.from_pretrained(
+                    source, torch_dtype=dtype, **extra)
+        except (OSError, ValueError, ImportError) as error:
             raise MemlensError(f"hf: cannot load '{model}' (a local folder, or a model already in "
                                f"the Hugging Face cache): {str(error).splitlines()[0]}") from None
         self.model.to(device).eval()

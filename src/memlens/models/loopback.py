@@ -53,6 +53,8 @@ from typing import Any
 Reply = str | dict
 Responder = Callable[[dict], Reply]
 FaultSchedule = Sequence[str] | Callable[[int, dict], str] | None
+OVER_CAPACITY = "429:capacity"
+"""The fault recorded for a POST refused because ``capacity`` calls were in flight."""
 
 
 @dataclass
@@ -177,9 +179,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         loopback: LoopbackServer = self.server.owner
         fault = loopback._record(self.path, dict(self.headers.items()), body)
-        if loopback.latency_s:
-            loopback._stopping.wait(loopback.latency_s)
-        self._respond(loopback, fault, body)
+        if fault == OVER_CAPACITY:  # answered at once, like a gateway's rate limiter
+            self._respond(loopback, fault, body)
+            return
+        try:
+            if loopback.latency_s:
+                loopback._stopping.wait(loopback.latency_s)
+            self._respond(loopback, fault, body)
+        finally:
+            loopback._leave()
 
     def _respond(self, loopback: LoopbackServer, fault: str, body: Any) -> None:
         kind, _, option = fault.partition(":")
@@ -278,16 +286,29 @@ class LoopbackServer:
     user message. ``latency_s`` is added to every POST. ``faults`` is described in the module
     docstring. ``hang_s`` bounds how long a ``"timeout"`` fault holds a request. Every POST is
     recorded in ``.requests``. Use as a context manager, or call ``start()`` / ``stop()``.
+
+    ``capacity`` makes a rate-limited server: a POST arriving while ``capacity`` others are in
+    flight is answered 429 at once (fault ``"429:capacity"``, not counted in flight); ``None`` (the default)
+    serves everything, and it may be changed while serving. ``in_flight`` and
+    ``peak_in_flight`` count POSTs being served; ``record_requests=False`` keeps no
+    ``ReceivedRequest`` (a long benchmark), only the count ``received``.
     """
 
     def __init__(self, responder: Responder | None = None, latency_s: float = 0.0,
-                 faults: FaultSchedule = None, port: int = 0, hang_s: float = 30.0):
+                 faults: FaultSchedule = None, port: int = 0, hang_s: float = 30.0,
+                 capacity: int | None = None, record_requests: bool = True):
         self.responder: Responder = responder or echo_responder
         self.latency_s = latency_s
         self.faults = faults
         self.port = port
         self.hang_s = hang_s
         self.requests: list[ReceivedRequest] = []
+        self.capacity = capacity
+        self.record_requests = record_requests
+        self.received = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.throttled = 0
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -333,11 +354,24 @@ class LoopbackServer:
 
     def _record(self, path: str, headers: dict[str, str], body: Any) -> str:
         with self._lock:
-            index = len(self.requests)
+            index = self.received
+            self.received += 1
             fault = self._fault_for(index, body)
-            self.requests.append(ReceivedRequest(index, path, headers,
-                                                 body if isinstance(body, dict) else None, fault))
+            if self.capacity is not None and self.in_flight >= self.capacity:
+                fault = OVER_CAPACITY
+                self.throttled += 1
+            else:
+                self.in_flight += 1
+                self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            if self.record_requests:
+                self.requests.append(ReceivedRequest(index, path, headers,
+                                                     body if isinstance(body, dict) else None,
+                                                     fault))
         return fault
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _fault_for(self, index: int, body: Any) -> str:
         if self.faults is None:

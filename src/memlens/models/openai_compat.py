@@ -5,6 +5,20 @@ Ollama, Together, memlens' loopback server). The SDK's own retries are off; meml
 429 / 5xx / timeouts / connection errors itself with jittered exponential backoff and honours
 ``Retry-After``; garbled or empty HTTP-200 replies get a separate small budget of extra tries. ``top_k`` is not an OpenAI parameter: it is sent in the request body only to
 servers other than api.openai.com (which accept it).
+
+Tool choice: ``"auto"`` / ``"required"`` / ``"none"`` are sent as they are; any other string
+names the function to force and is sent as ``{"type": "function", "function": {"name": …}}``
+(llama.cpp answers a bare name with HTTP 400 "Invalid tool_choice").
+
+Forced calls on servers that cannot force: llama.cpp's server accepts ``tools`` and
+``tool_choice: required`` / a named function for a model whose chat template has no tool support
+(SmolLM2: ``chat_template_caps.supports_tools`` false) and silently answers in prose. When a
+forced call (``required`` or a name) comes back with no tool call, the call is made again with
+the tool's parameters as a ``response_format`` JSON schema (constrained decoding, which
+llama.cpp, vLLM and OpenAI support) and the output becomes the tool call; the reply says so in
+``raw["tool_emulation"] = "response_format"``, and later forced calls of the same model go
+straight to that path (``forced_tools="auto"``). ``forced_tools="native"`` never falls back (a
+no-call reply is kept as it is); ``"schema"`` always uses the JSON schema.
 """
 
 from __future__ import annotations
@@ -20,6 +34,10 @@ from memlens.models.base import ChatResponse, GenerationParams, Message, ToolCal
 from memlens.models.keys import resolve_api_key
 from memlens.models.public import api_model_id
 from memlens.models.retry import Failure, MalformedReply, RetryPolicy
+from memlens.models.tool_emulation import apply_emulated_calls, tool_instruction, tool_schema
+
+TOOL_CHOICE_KEYWORDS = ("auto", "required", "none")
+FORCED_TOOLS = ("auto", "native", "schema")
 
 
 def is_official_openai(base_url: str | None) -> bool:
@@ -63,10 +81,69 @@ def build_request(model: str, messages: list[Message], params: GenerationParams,
     if params.tools:
         request["tools"] = [dict(tool) for tool in params.tools]
         if params.tool_choice:
-            request["tool_choice"] = params.tool_choice
+            request["tool_choice"] = tool_choice_for(params.tool_choice)
     if params.top_k is not None and not official:
         request["extra_body"] = {"top_k": params.top_k}
     return request
+
+
+def tool_choice_for(choice: str) -> str | dict:
+    """The wire form of ``GenerationParams.tool_choice``: a keyword as is, a name as the
+    OpenAI named-function object.
+
+    >>> tool_choice_for("required"), tool_choice_for("book_flight")["function"]
+    ('required', {'name': 'book_flight'})
+    """
+    if choice in TOOL_CHOICE_KEYWORDS:
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def forces_call(params: GenerationParams) -> bool:
+    """True when ``params`` ask for a tool call that must happen (``required`` or a name).
+
+    >>> tools = ({"function": {"name": "f"}},)
+    >>> forces_call(GenerationParams(tools=tools, tool_choice="f"))
+    True
+    >>> forces_call(GenerationParams(tools=tools, tool_choice="auto"))
+    False
+    """
+    return bool(params.tools) and params.tool_choice not in (None, "auto", "none")
+
+
+def tools_to_force(params: GenerationParams) -> tuple:
+    """The tools a forced call may use: the named one, or all of them for ``required`` (and
+    for a name that is not among the tools: the server, not the backend, judges the request)."""
+    named = [tool for tool in params.tools or ()
+             if tool.get("function", tool).get("name") == params.tool_choice]
+    return tuple(named) if named else tuple(params.tools or ())
+
+
+def schema_call_request(model: str, messages: list[Message], params: GenerationParams,
+                        official: bool) -> tuple[dict[str, Any], GenerationParams]:
+    """The request that emulates a forced call with a ``response_format`` JSON schema (no
+    ``tools`` sent), and the params ``apply_emulated_calls`` reads the output with.
+
+    The tool instruction is merged into a leading system message rather than added as a
+    second one (some chat templates refuse a system message that is not first).
+
+    >>> tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    >>> request, _ = schema_call_request("m", [{"role": "user", "content": "hi"}],
+    ...     GenerationParams(tools=(tool,), tool_choice="required"), official=False)
+    >>> "tools" in request, request["response_format"]["json_schema"]["schema"]
+    (False, {'type': 'object'})
+    """
+    tools = tools_to_force(params)
+    emulated = params.replace(tools=tools, tool_choice="required")
+    schema, _ = tool_schema(tools)
+    plain = params.replace(tools=None, tool_choice=None, json_schema=schema)
+    instruction = tool_instruction(tools)
+    sent = [dict(m) for m in messages]
+    if sent and sent[0].get("role") == "system" and isinstance(sent[0].get("content"), str):
+        sent[0]["content"] = f"{instruction}\n\n{sent[0]['content']}"
+    else:
+        sent.insert(0, {"role": "system", "content": instruction})
+    return build_request(model, sent, plain, official), emulated
 
 
 def parse_response(body_text: str) -> ChatResponse:
@@ -154,7 +231,16 @@ class OpenAIModel(AsyncAPIModel):
 
     def __init__(self, model: str, base_url: str | None = None, *,
                  api_key_env: str = "OPENAI_API_KEY", timeout_s: float = 120.0,
-                 max_concurrency: int = 32, retry: RetryPolicy | None = None):
+                 max_concurrency: int = 32, retry: RetryPolicy | None = None,
+                 forced_tools: str = "auto"):
+        if forced_tools not in FORCED_TOOLS:
+            raise ValueError(f"forced_tools must be one of {FORCED_TOOLS}, got {forced_tools!r}")
+        self.forced_tools = forced_tools
+        """How a forced tool call is made: "auto" (native, JSON-schema fallback when the
+        server ignores the force), "native" or "schema" (see the module docstring)."""
+        self.forcing_ignored = False
+        """Set once this server answered a forced call without a tool call (from then on forced
+        calls go through the JSON schema)."""
         try:
             import openai  # noqa: F401
         except ImportError:
@@ -166,6 +252,12 @@ class OpenAIModel(AsyncAPIModel):
         super().__init__(api_key=resolve_api_key(api_key_env, self.base_url, "openai"),
                          timeout_s=timeout_s, max_concurrency=max_concurrency, retry=retry,
                          api_key_env=api_key_env)
+
+    @property
+    def forces_tool_choice(self) -> bool:
+        """Whether a forced ``tool_choice`` is honoured natively, as far as is known: False with
+        ``forced_tools="schema"`` or once the server ignored a force, else True."""
+        return self.forced_tools != "schema" and not self.forcing_ignored
 
     def _make_client(self) -> Any:
         import openai
@@ -179,9 +271,28 @@ class OpenAIModel(AsyncAPIModel):
 
     async def _attempt(self, client: Any, messages: list[Message],
                        params: GenerationParams) -> ChatResponse:
+        forced = forces_call(params) and self.forced_tools != "native"
+        if forced and (self.forced_tools == "schema" or self.forcing_ignored):
+            return await self._schema_call(client, messages, params)
         request = build_request(self.model_name, messages, params, self._official)
         raw = await client.chat.completions.with_raw_response.create(**request)
-        return parse_response(raw.http_response.text)
+        response = parse_response(raw.http_response.text)
+        if forced and not response.tool_calls:
+            self.forcing_ignored = True  # the server took the force and ignored it
+            emulated = await self._schema_call(client, messages, params)
+            # both calls were paid for
+            emulated.prompt_tokens += response.prompt_tokens
+            emulated.completion_tokens += response.completion_tokens
+            return emulated
+        return response
+
+    async def _schema_call(self, client: Any, messages: list[Message],
+                           params: GenerationParams) -> ChatResponse:
+        request, emulated = schema_call_request(self.model_name, messages, params, self._official)
+        raw = await client.chat.completions.with_raw_response.create(**request)
+        response = apply_emulated_calls(parse_response(raw.http_response.text), emulated)
+        response.raw = {**(response.raw or {}), "tool_emulation": "response_format"}
+        return response
 
     def _classify(self, error: BaseException) -> Failure | None:
         import openai

@@ -61,19 +61,27 @@ def model_id_for(model: str) -> str:
 
     >>> model_id_for("openai:qwen3-4b@http://127.0.0.1:8000/v1/")
     'openai:qwen3-4b@http://127.0.0.1:8000/v1'
-    >>> model_id_for("vllm:Qwen/Qwen3-4B"), model_id_for("embedded")
-    ('vllm:Qwen/Qwen3-4B', 'embedded')
+    >>> model_id_for("vllm:Qwen/Qwen3-4B")  # not in the local cache: no fingerprint
+    'vllm:Qwen/Qwen3-4B'
+    >>> model_id_for("embedded").partition("#")[0]  # + '#fp=' and 12 hex of the GGUF file
+    'embedded'
     """
     backend, name = parse_model_string(model)
     if backend == "fake":
         return model
-    if backend == "embedded":
-        return "embedded"
     if backend in ("openai", "anthropic"):
         from memlens.models.public import public_model_string
 
         return public_model_string(model)  # normalised, without URL credentials
-    return f"{backend}:{name}"
+    from memlens.models.fingerprint import (  # local weights: the id carries their fingerprint
+        embedded_fingerprint,
+        fingerprint_model,
+        with_fingerprint,
+    )
+
+    if backend == "embedded":
+        return with_fingerprint("embedded", embedded_fingerprint())
+    return with_fingerprint(f"{backend}:{name}", fingerprint_model(name))
 
 
 def get_model(model: str, **options) -> ChatModel:

@@ -23,6 +23,8 @@ from memlens.models.base import ModelCallError
 T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+THROTTLE_STATUS = frozenset({429, 529})
+"""Statuses that mean \"send less\": they lower the adaptive concurrency bound."""
 """HTTP statuses worth another try (529 is Anthropic's "overloaded")."""
 
 
@@ -110,6 +112,9 @@ class Failure:
     auth_status: int | None = None
     """401 / 403 when the server refused the credentials (the call fails as
     ``AuthenticationFailed``)."""
+    throttled: bool = False
+    """The server said it is overloaded (HTTP 429 / 529): the adaptive concurrency bound
+    (``memlens.models.window``) backs off."""
 
 
 class MalformedReply(ModelCallError):

@@ -25,6 +25,20 @@ def emulates_tools(params: GenerationParams) -> bool:
     return bool(params.tools) and params.tool_choice != "none"
 
 
+def chosen_tools(params: GenerationParams) -> tuple:
+    """The tools a call may use: only the one ``tool_choice`` names, else all of them.
+
+    >>> tools = ({"function": {"name": "a"}}, {"function": {"name": "b"}})
+    >>> chosen_tools(GenerationParams(tools=tools, tool_choice="b"))
+    ({'function': {'name': 'b'}},)
+    >>> len(chosen_tools(GenerationParams(tools=tools, tool_choice="required")))
+    2
+    """
+    tools = tuple(params.tools or ())
+    named = tuple(t for t in tools if t.get("function", t).get("name") == params.tool_choice)
+    return named or tools
+
+
 def tool_schema(tools: tuple | list) -> tuple[dict, str | None]:
     """The JSON schema that emulates a tool call, and the tool name when there is only one.
 
@@ -82,7 +96,7 @@ def emulated_calls(text: str, tools: tuple | list) -> list[ToolCall]:
 def constraint_schema(params: GenerationParams) -> dict | None:
     """The JSON schema decoding must follow: the tools' (emulated call) or ``json_schema``."""
     if emulates_tools(params):
-        return tool_schema(params.tools)[0]
+        return tool_schema(chosen_tools(params))[0]
     return params.json_schema
 
 
@@ -90,7 +104,7 @@ def prepare_messages(messages: Sequence[Message], params: GenerationParams) -> l
     """Messages as sent: copies, with a tool instruction first when tools are emulated."""
     prepared = [dict(m) for m in messages]
     if emulates_tools(params):
-        prepared.insert(0, {"role": "system", "content": tool_instruction(params.tools)})
+        prepared.insert(0, {"role": "system", "content": tool_instruction(chosen_tools(params))})
     return prepared
 
 
@@ -108,7 +122,7 @@ def apply_emulated_calls(response: ChatResponse, params: GenerationParams) -> Ch
     if not emulates_tools(params):
         return response
     text = response.text
-    response.tool_calls, response.text = emulated_calls(text, params.tools), ""
+    response.tool_calls, response.text = emulated_calls(text, chosen_tools(params)), ""
     response.raw = {**(response.raw or {}), "tool_output": text}
     if response.tool_calls and response.finish_reason == "stop":
         response.finish_reason = "tool_calls"

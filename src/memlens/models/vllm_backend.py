@@ -71,8 +71,11 @@ class VLLMModel:
             import vllm
         except ImportError:
             raise missing_extra("vllm", "vllm") from None
+        from memlens.models.fingerprint import fingerprint_model, with_fingerprint
+
         self._vllm = vllm
-        self.model_id = f"vllm:{model}"
+        self.fingerprint = fingerprint_model(model)  # weights, so a retrained folder is new
+        self.model_id = with_fingerprint(f"vllm:{model}", self.fingerprint)
         self.max_concurrency = max_concurrency
         try:
             self._llm = vllm.LLM(model=model, tensor_parallel_size=tensor_parallel_size, dtype=dtype,

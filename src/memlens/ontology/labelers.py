@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from memlens.errors import MemlensError
 from memlens.ontology.load import load_ontology
 from memlens.ontology.schema import UNLABELED, Ontology
 
@@ -23,8 +24,9 @@ class Labeler(Protocol):
 
 
 def get_labeler(spec: str, ontology: Ontology | None = None, store=None, **options) -> Labeler:
-    """Build a labeler: ``"embedded"`` → ``EmbeddedLabeler``, otherwise a model string →
-    ``LLMLabeler(get_model(spec))``. A ``llm:`` prefix forces the LLM labeler, so
+    """The one labeler factory: ``"embedded"`` → ``EmbeddedLabeler``, ``"keyword"`` →
+    ``KeywordLabeler`` (trigger words, no model: smoke runs and tests), otherwise a model string
+    → ``LLMLabeler(get_model(spec))``. A ``llm:`` prefix forces the LLM labeler, so
     ``"llm:embedded"`` labels with the embedded chat model (SmolLM2) instead of MiniLM.
 
     ``options`` go to the labeler (embedded: ``encoder``, ``classifier_path``; LLM:
@@ -36,8 +38,16 @@ def get_labeler(spec: str, ontology: Ontology | None = None, store=None, **optio
     True
     >>> get_labeler("llm:fake").labeler_id == labeler.labeler_id
     True
+    >>> get_labeler("keyword").label([["Split the bill so everyone pays a fair share."]])
+    [['social.fairness_reciprocity']]
     """
     ontology = ontology or load_ontology()
+    if spec == "keyword":
+        from memlens.ontology.keyword_labeler import KeywordLabeler
+
+        if options:
+            raise MemlensError(f"labeler 'keyword' takes no options (got {', '.join(options)})")
+        return KeywordLabeler(ontology)
     if spec == "embedded":
         from memlens.ontology.embedded_labeler import EmbeddedLabeler
 

@@ -10,7 +10,10 @@ from pathlib import Path
 from memlens.audit.results import AuditRun, Orthogonality, load_audit_run
 from memlens.fileio import atomic_write_text
 from memlens.report import figures, tables
+from memlens.report.how_drift import how_drift_sections
 from memlens.report.html import figure_html, page, table_html, validity_html
+from memlens.report.memory_sets import memory_set_sections
+from memlens.report.selectivity import selectivity_sections
 from memlens.report.trajectory import viewer_html
 from memlens.textsafe import escape_html as escape
 
@@ -127,6 +130,9 @@ def render_report(run: AuditRun) -> Path:
          + table_html(persona.sort_values(["metric", "d_rel"], ascending=[True, False])
                       [PERSONA_COLUMNS] if not persona.empty else persona)),
         ("All categories", fig("tiers", "tier figure")),
+        *how_drift_sections(run, run_dir / "figures"),  # issue 13: how, not only how much
+        *selectivity_sections(run, run_dir / "figures"),  # issue 17: should-personalize set
+        *memory_set_sections(run, run_dir / "figures"),  # issue 17: memory sets
         ("Mixed-effects model", table_html(mixed)),
         ("Data quality", table_html(tables.quality_table(quality_with_store))
          + "<p class=\"meta\">Responses without steps, failed calls and responses whose steps "

@@ -143,8 +143,9 @@ def _design_html(design: dict | None) -> str:
         return ""
     return (f"<p class=\"meta\">Design: {escape(str(design.get('design', '')))} "
             f"(baselines K = {fmt(design.get('baselines'))}, samples = "
-            f"{fmt(design.get('samples'))}, injection mode {escape(str(design.get('injection_mode')))})"
-            "</p>")
+            f"{fmt(design.get('samples'))}, injection mode {escape(str(design.get('injection_mode')))}"
+            + (f", memory template {escape(str(design['memory_template']))}"
+               if design.get("memory_template") else "") + ")</p>")
 
 
 def page(title: str, sections: list[tuple[str, str]], header: str) -> str:

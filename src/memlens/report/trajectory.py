@@ -69,8 +69,20 @@ def pair_html(drift_row: dict, base_steps: dict, other_steps: dict,
     return head + table
 
 
+def most_drifted_ids(drift_rows: list[dict], per_category: int = 3) -> set[str]:
+    """Ids of the ``per_category`` highest-DTW perturbed rows of each category (what the
+    report's "what changed" section links to; always kept in the viewer)."""
+    by_cat: dict[str, list[dict]] = {}
+    for row in drift_rows:
+        if row.get("condition_class") != "control":
+            by_cat.setdefault(row.get("category", ""), []).append(row)
+    return {row["id"] for rows in by_cat.values()
+            for row in sorted(rows, key=lambda r: -float(r.get("dtw", 0.0)))[:per_category]}
+
+
 def viewer_html(drift_rows: list[dict], steps_rows: list[dict], label_rows: list[dict]) -> str:
-    """The viewer section: two selectors (question, condition) and one hidden panel per pair."""
+    """The viewer section: selectors (question, category, condition, order) and one hidden
+    panel per pair; a link to ``#tv-<response id>`` opens that pair."""
     steps = {row["id"]: row for row in steps_rows}
     labels = {row["id"]: row["labels"] for row in label_rows}
     chosen = sorted(drift_rows, key=lambda r: (r["question_id"], r["stimulus_id"], r["sample"]))
@@ -85,7 +97,8 @@ def viewer_html(drift_rows: list[dict], steps_rows: list[dict], label_rows: list
             break
         keep.add(question)
         count += size
-    chosen = [r for r in chosen if r["question_id"] in keep]
+    linked = most_drifted_ids(drift_rows)
+    chosen = [r for r in chosen if r["question_id"] in keep or r["id"] in linked]
     panels, options = [], []
     for n, row in enumerate(chosen):
         base, other = steps.get(row["baseline_id"]), steps.get(row["id"])
@@ -94,26 +107,52 @@ def viewer_html(drift_rows: list[dict], steps_rows: list[dict], label_rows: list
         body = pair_html(row, base, other, labels.get(row["baseline_id"], []),
                          labels.get(row["id"], []))
         hidden = "" if n == 0 else " hidden"
-        panels.append(f'<div class="pair" data-q="{escape(row["question_id"])}" '
+        panels.append(f'<div class="pair" id="tv-{escape(row["id"])}" '
+                      f'data-q="{escape(row["question_id"])}" '
+                      f'data-k="{escape(row.get("category", ""))}" data-d="{float(row["dtw"]):.6f}" '
                       f'data-c="{escape(row["stimulus_id"])}|{int(row["sample"])}"{hidden}>'
                       f'<p class="question">{escape(base.get("question_text", ""))}</p>{body}</div>')
-        options.append((row["question_id"], f'{row["stimulus_id"]}|{int(row["sample"])}'))
+        options.append((row["question_id"], f'{row["stimulus_id"]}|{int(row["sample"])}',
+                        row.get("category", "")))
     q_opts = "".join(f'<option value="{escape(q)}">{escape(q)}</option>'
-                     for q in dict.fromkeys(q for q, _ in options))
+                     for q in dict.fromkeys(q for q, _, _ in options))
     c_opts = "".join(f'<option value="{escape(c)}">{escape(c)}</option>'
-                     for c in dict.fromkeys(c for _, c in options))
+                     for c in dict.fromkeys(c for _, c, _ in options))
+    k_opts = '<option value="">all</option>' + "".join(
+        f'<option value="{escape(k)}">{escape(k)}</option>'
+        for k in sorted(dict.fromkeys(k for _, _, k in options)))
     note = (f"<p>{len(panels)} pairs from {len(keep)} questions"
-            + (f" (the first {len(keep)} of {len(questions)} questions)" if len(keep) < len(questions)
-               else "") + ". Rows whose symbols differ are highlighted.</p>")
-    return (note + '<p>question <select id="tq">' + q_opts + '</select> condition '
-            '<select id="tc">' + c_opts + '</select> <span id="tmiss" hidden>no pair for this '
-            'choice</span></p>' + "".join(panels) + VIEWER_SCRIPT)
+            + (f" (the first {len(keep)} of {len(questions)} questions, plus the most drifted "
+               "pairs of each category)" if len(keep) < len(questions) else "")
+            + ". Rows whose symbols differ are highlighted.</p>")
+    return (note + '<p>question <select id="tq">' + q_opts + '</select> category '
+            '<select id="tk">' + k_opts + '</select> condition <select id="tc">' + c_opts
+            + '</select> order <select id="to"><option value="c">by condition</option>'
+            '<option value="d">by drift (DTW, largest first)</option></select> '
+            '<span id="tmiss" hidden>no pair for this choice</span></p>'
+            + "".join(panels) + VIEWER_SCRIPT)
 
 
 VIEWER_SCRIPT = """<script>
-(function(){var q=document.getElementById('tq'),c=document.getElementById('tc');
-if(!q){return;}function show(){var any=false;
-document.querySelectorAll('div.pair').forEach(function(d){var on=d.dataset.q===q.value&&d.dataset.c===c.value;
-d.hidden=!on;any=any||on;});document.getElementById('tmiss').hidden=any;}
-q.addEventListener('change',show);c.addEventListener('change',show);show();})();
+(function(){var q=document.getElementById('tq'),c=document.getElementById('tc'),
+k=document.getElementById('tk'),o=document.getElementById('to');if(!q){return;}
+var all=Array.prototype.slice.call(document.querySelectorAll('div.pair'));
+function conditions(){var keep=c.value,seen={},list=all.filter(function(d){
+return d.dataset.q===q.value&&(!k.value||d.dataset.k===k.value);});
+if(o.value==='d'){list.sort(function(a,b){return b.dataset.d-a.dataset.d;});}
+while(c.firstChild){c.removeChild(c.firstChild);}
+list.forEach(function(d){if(seen[d.dataset.c]){return;}seen[d.dataset.c]=1;
+var e=document.createElement('option');e.value=d.dataset.c;
+e.textContent=d.dataset.c+(o.value==='d'?' (DTW '+Number(d.dataset.d).toFixed(3)+')':'');
+c.appendChild(e);});if(seen[keep]){c.value=keep;}}
+function show(){var any=false;all.forEach(function(d){var on=d.dataset.q===q.value&&
+d.dataset.c===c.value&&(!k.value||d.dataset.k===k.value);d.hidden=!on;any=any||on;});
+document.getElementById('tmiss').hidden=any;}
+function refresh(){conditions();show();}
+function jump(){if(location.hash.indexOf('#tv-')!==0){return;}
+var d=document.getElementById(decodeURIComponent(location.hash.slice(1)));if(!d){return;}
+q.value=d.dataset.q;k.value='';conditions();c.value=d.dataset.c;show();d.scrollIntoView();}
+q.addEventListener('change',refresh);k.addEventListener('change',refresh);
+o.addEventListener('change',refresh);c.addEventListener('change',show);
+window.addEventListener('hashchange',jump);refresh();jump();})();
 </script>"""

@@ -67,7 +67,11 @@ def inject(
     >>> [m["role"] for m in inject("Tea or coffee?", "I'm deaf.", mode="history")]
     ['user', 'assistant', 'user']
     """
-    text = stimulus.text if isinstance(stimulus, Stimulus) else stimulus
+    facts = getattr(stimulus, "facts", None)  # a memory set: one line (system: item) per fact
+    if facts is not None:
+        text = ("\n- " if mode == "system" else "\n").join(facts)
+    else:
+        text = stimulus.text if isinstance(stimulus, Stimulus) else stimulus
     if not isinstance(text, str):
         raise MemlensError(f"stimulus must be a Stimulus or a string, got {type(stimulus).__name__}")
     if mode not in INJECTION_MODES:

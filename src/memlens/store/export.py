@@ -82,3 +82,108 @@ def _scalar(value: Any) -> Any:
     if isinstance(value, (dict, list, tuple)):
         return json.dumps(value, ensure_ascii=False, default=str)
     return value
+
+
+# -- Hugging Face datasets and whole-run exports --------------------------------------------
+
+ALL_FORMATS = ("parquet", "csv", "jsonl", "hf")
+"""What ``export_run`` writes: a file per table and format, ``hf`` = ``save_to_disk`` folder."""
+
+
+def to_dataset(records: list[dict[str, Any]], table: str):
+    """The records of ``table`` as a ``datasets.Dataset`` (needs ``datasets``: the ``train``
+    extra). Nested values stay nested (``messages`` a list of dicts, ``steps`` a list of
+    strings) where Arrow can type them; a column whose rows disagree in type is stored as JSON
+    text instead. Keys missing in some rows become None.
+    """
+    try:
+        import datasets
+    except ImportError:
+        from memlens.errors import missing_extra
+
+        raise missing_extra("datasets", "train") from None
+    flat = flatten_records(records, table)
+    names = list(dict.fromkeys(name for record in flat for name in record))
+    columns = {name: [record.get(name) for record in flat] for name in names}
+    try:
+        return datasets.Dataset.from_dict(columns)
+    except (TypeError, ValueError, OverflowError):  # pyarrow's ArrowInvalid / ArrowTypeError
+        pass
+    import pyarrow as pa
+
+    fixed = {}
+    for name, values in columns.items():
+        try:
+            pa.array(values)
+            fixed[name] = values
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            fixed[name] = [None if value is None else
+                           json.dumps(value, ensure_ascii=False, default=str)
+                           if isinstance(value, (dict, list, tuple)) else str(value)
+                           for value in values]
+    return datasets.Dataset.from_dict(fixed)
+
+
+def save_dataset(records: list[dict[str, Any]], path: Path, table: str) -> int:
+    """``to_dataset(...).save_to_disk(path)`` written into a temporary folder beside ``path``
+    and renamed into place (an existing folder is replaced only once the new one is complete).
+    Returns the row count; load it back with ``datasets.load_from_disk(path)``."""
+    import shutil
+    import tempfile
+
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise MemlensError(f"cannot export to '{path}': directory {path.parent} does not exist")
+    if path.exists() and not path.is_dir():
+        raise MemlensError(f"cannot export to '{path}': a file of that name exists")
+    dataset = to_dataset(records, table)
+    temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        dataset.save_to_disk(str(temporary / "data"))
+        if path.exists():
+            shutil.rmtree(path)
+        (temporary / "data").rename(path)
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+    return len(dataset)
+
+
+def export_table(store, table: str, path: str | Path, fmt: str | None = None) -> int:
+    """Write one table: ``fmt`` in :data:`ALL_FORMATS`, or None to follow ``path``'s extension."""
+    path = Path(path)
+    if fmt is None:
+        return write_records(store.records(table), path, table)
+    if fmt not in ALL_FORMATS:
+        raise MemlensError(f"unknown export format {fmt!r} (choose from {', '.join(ALL_FORMATS)})")
+    if fmt == "hf":
+        return save_dataset(store.records(table), path, table)
+    if path.suffix.lower() != f".{fmt}":
+        raise MemlensError(f"cannot export to '{path}' as {fmt}: the file must end in .{fmt}")
+    return write_records(store.records(table), path, table)
+
+
+def export_run(store, out_dir: str | Path, formats: tuple[str, ...] = ALL_FORMATS,
+               tables: list[str] | None = None) -> dict[str, int]:
+    """Every table of the run (``responses``, ``failures``, ``manifest`` and each stage table,
+    or just ``tables``) in every format, into ``out_dir`` (created): ``<table>.<ext>`` files and
+    ``<table>/`` dataset folders for ``hf``. Returns rows per table."""
+    out_dir = Path(out_dir)
+    unknown = [fmt for fmt in formats if fmt not in ALL_FORMATS]
+    if unknown or not formats:
+        raise MemlensError(f"unknown export format(s) {', '.join(unknown) or '(none)'} "
+                           f"(choose from {', '.join(ALL_FORMATS)})")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise MemlensError(f"cannot export to '{out_dir}': it is a file, not a directory")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    names = tables if tables is not None else ["responses", "failures", "manifest",
+                                                *store.tables()]
+    counts = {}
+    for table in names:
+        records = store.records(table)
+        for fmt in formats:
+            if fmt == "hf":
+                save_dataset(records, out_dir / table, table)
+            else:
+                write_records(records, out_dir / f"{table}.{fmt}", table)
+        counts[table] = len(records)
+    return counts

@@ -80,6 +80,9 @@ def call_row(entry: Entry, condition: str, k: int, reply: ChatResponse | ModelCa
     if isinstance(reply, ModelCallError):
         return {**row, "status": "failed", "error": reply.reason}
     row["text"] = reply.text
+    emulation = (reply.raw or {}).get("tool_emulation") if isinstance(reply.raw, dict) else None
+    row["call_path"] = "json_schema" if constrained else (
+        f"tools+{emulation}" if emulation else "tools")
     if reply.tool_calls:
         call = reply.tool_calls[0]
         if call.name != entry.tool_name:

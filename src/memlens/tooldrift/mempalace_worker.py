@@ -11,7 +11,11 @@ cannot start. Requests:
 - ``{"op": "mine", "wing": W, "transcript": TEXT}`` — the transcript (``> user`` lines, each
   followed by the assistant's answer) is written to a fresh folder and stored with
   ``mempalace.convo_miner.mine_convos(folder, palace, wing=W, extract_mode="exchange")``: one
-  drawer per exchange. Reply ``{"drawers": N}`` (drawers now in the wing).
+  drawer per exchange. Reply ``{"drawers": N}`` (drawers now in the wing). With
+  ``"llm": {"endpoint", "model", "key"}`` MemPalace's optional LLM step runs next:
+  ``mempalace.closet_llm.regenerate_closets(palace, wing=W, cfg=LLMConfig(...))`` replaces the
+  wing's regex closets (the search index that boosts drawers) with LLM-written topics, quotes
+  and a summary; the reply then also has ``"closets": {"processed", "failed", ...}``.
 - ``{"op": "count", "wing": W}`` — ``{"drawers": N}``.
 - ``{"op": "search", "wing": W, "query": Q, "n_results": K}`` —
   ``mempalace.searcher.search_memories(Q, palace, wing=W, n_results=K)`` (no distance filter:
@@ -85,6 +89,17 @@ class Worker:
             return 0
         return len(got["ids"])
 
+    def llm_closets(self, wing: str, llm: dict) -> dict:
+        """MemPalace's LLM closet regeneration for one wing (its only LLM step on memories)."""
+        from mempalace.closet_llm import LLMConfig, regenerate_closets
+
+        cfg = LLMConfig(endpoint=llm["endpoint"], key=llm.get("key") or "", model=llm["model"])
+        result = regenerate_closets(self.palace, wing=wing, cfg=cfg)
+        if "error" in result:
+            raise RuntimeError(f"regenerate_closets: {result}")
+        return {key: result.get(key, 0) for key in ("processed", "failed", "input_tokens",
+                                                    "output_tokens")}
+
     def handle(self, request: dict) -> dict:
         op = request.get("op")
         if op == "count":
@@ -95,7 +110,10 @@ class Worker:
             folder.mkdir()
             (folder / f"{request['wing']}.txt").write_text(request["transcript"], encoding="utf-8")
             self._mine(str(folder), self.palace, wing=request["wing"], extract_mode="exchange")
-            return {"drawers": self.count(request["wing"])}
+            reply = {"drawers": self.count(request["wing"])}
+            if request.get("llm"):
+                reply["closets"] = self.llm_closets(request["wing"], request["llm"])
+            return reply
         if op == "search":
             found = self._search(request["query"], self.palace, wing=request["wing"],
                                  n_results=int(request.get("n_results", 5)))

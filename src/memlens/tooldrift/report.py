@@ -11,39 +11,112 @@ from memlens.fileio import atomic_write_text
 from memlens.textsafe import escape_html
 
 
+def _clean(value: float) -> float:
+    """Rounding residue (|x| < 1e-12) printed as 0, never as -0.000."""
+    return 0.0 if abs(value) < 1e-12 else value
+
+
 def _number(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
+    return "—" if value is None else f"{_clean(value):.3f}"
 
 
 def _interval(ci: list[float] | None) -> str:
-    return "—" if not ci else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+    return "—" if not ci else f"[{_clean(ci[0]):+.3f}, {_clean(ci[1]):+.3f}]"
 
 
-def table_rows(summary: dict) -> list[list[str]]:
-    """Rows (group, n, r_neutral, r_biased, Δ, Δ 95% CI, Wilcoxon p): overall, dimensions, domains."""
+def _share(proportion: dict | None) -> str:
+    """``k/n [lo, hi]`` (Wilson 95 %), or ``—`` when nothing was counted."""
+    if not proportion or not proportion.get("n"):
+        return "—"
+    low, high = proportion["ci95"]
+    return f"{proportion['k']}/{proportion['n']} [{low:.2f}, {high:.2f}]"
+
+
+def delta_cells(group: dict, short: bool = False) -> tuple[str, str]:
+    """(Δ, its 95 % CI): ``not interpretable: <reason>`` instead of a number when the rule of
+    ``memlens.tooldrift.interpret`` says so."""
+    verdict = group.get("interpretation") or {}
+    if verdict.get("interpretable") is False:
+        reason = verdict["reasons"][0]
+        return "not interpretable: " + reason.get("short" if short else "text", reason["text"]), "—"
+    if group["delta"] is None:
+        return "—", "—"
+    if group["paired_test"]["n"] < 2:  # a one-scenario bootstrap has no spread to show
+        return f"{_clean(group['delta']):+.3f}", "— (1 scenario)"
+    return f"{_clean(group['delta']):+.3f}", _interval(group["ci"]["delta"])
+
+
+def table_rows(summary: dict, short: bool = False) -> list[list[str]]:
+    """Rows per group (overall, dimensions, domains): n, r_neutral, r_biased, Δ, Δ 95 % CI,
+    Wilcoxon p, paired n, no-call, and (Setting 2) per-condition retrieval rates."""
     rows = []
     groups = [("overall", summary)]
     groups += [(f"dim: {name}", group) for name, group in summary["by_dimension"].items()]
     groups += [(f"domain: {name}", group) for name, group in summary["by_domain"].items()]
+    retrieval = summary.get("retrieval_mode", "verbatim") != "verbatim" or any(
+        group.get("retrieval") for _, group in groups)
     for label, group in groups:
         p_value = group["paired_test"]["wilcoxon_p"]
-        rows.append([label, str(group["n_scenarios"]), _number(group["r_neutral"]),
-                     _number(group["r_biased"]),
-                     "—" if group["delta"] is None else f"{group['delta']:+.3f}",
-                     _interval(group["ci"]["delta"]), "—" if p_value is None else f"{p_value:.3g}"])
+        delta, interval = delta_cells(group, short)
+        row = [label, str(group["n_scenarios"]), _number(group["r_neutral"]),
+               _number(group["r_biased"]), delta, interval,
+               "—" if p_value is None else f"{p_value:.3g}", str(group["paired_test"]["n"]),
+               _share(group.get("no_call"))]
+        if retrieval:
+            rates = group.get("retrieval") or {}
+            row += [_share((rates.get("neutral") or {}).get("any")),
+                    _share((rates.get("biased") or {}).get("any")),
+                    _share((rates.get("biased") or {}).get("biased"))]
+        rows.append(row)
     return rows
 
 
-HEADER = ["group", "n", "r_neutral", "r_biased", "Δ", "Δ 95% CI", "wilcoxon p"]
+HEADER = ["group", "n", "r_neutral", "r_biased", "Δ", "Δ 95% CI", "wilcoxon p", "paired n",
+          "no-call"]
+RETRIEVAL_HEADER = ["retr. any (neutral)", "retr. any (biased)", "biased retr. (biased)"]
+
+
+def header(summary: dict) -> list[str]:
+    """The table's column names (retrieval columns when memory came through a framework)."""
+    rows = table_rows(summary)
+    return HEADER + (RETRIEVAL_HEADER if rows and len(rows[0]) > len(HEADER) else [])
+
+
+def attribution_lines(summary: dict) -> list[str]:
+    """Retrieval-vs-model attribution in words, with n and CIs."""
+    result = summary.get("attribution") or {}
+    if not result.get("applicable"):
+        return []
+    p = result["p_biased_retrieved"]
+
+    def estimate(part: dict) -> str:
+        if part.get("estimate") is None:
+            return f"— (n = {part['n']})"
+        return f"{_clean(part['estimate']):+.3f} {_interval(part['ci95'])} (n = {part['n']})"
+
+    structural = result.get("not_retrieved_equal_base", 0)
+    note = (f" [{structural} of them with every prompt = base: Δ 0 by construction]"
+            if structural else "")
+    return [f"attribution: P(biased memory retrieved) = {_share(p)}; "
+            f"Δ | retrieved = {estimate(result['delta_given_retrieved'])}; "
+            f"Δ | not retrieved = {estimate(result['delta_given_not_retrieved'])}{note}; "
+            f"difference = {estimate(result['difference'])}"]
 
 
 def format_table(summary: dict) -> str:
-    """Plain-text table plus a line of data-quality counts."""
-    rows = [HEADER, *table_rows(summary)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
+    """Plain-text table plus lines of memory mode, attribution and data-quality counts."""
+    names = header(summary)
+    rows = [names, *table_rows(summary, short=True)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(names))]
     lines = ["  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i])
                        for i, cell in enumerate(row)) for row in rows]
     lines.insert(1, "-" * len(lines[0]))
+    run = summary.get("run") or {}
+    if run:
+        lines.append(f"memory: {run.get('memory', 'verbatim')}; tool choice "
+                     f"{run.get('tool_choice')}; call path {run.get('call_path')} "
+                     f"{run.get('calls_by_path', {})}")
+    lines += attribution_lines(summary)
     counts = summary["counts"]
     lines.append(
         f"calls {counts['calls']}; no-call {counts['no_call']['total']}; invalid "
@@ -58,14 +131,19 @@ def _cell(text: str) -> str:
     return f"<td>{escape_html(text)}</td>"
 
 
+def _retrieved(scenario: dict) -> str:
+    flag = ((scenario.get("memory") or {}).get("biased") or {}).get("retrieved_biased")
+    return "verbatim" if flag is None else "yes" if flag else "no"
+
+
 def render_html(summary: dict, calls: list[dict] | None = None, title: str = "MemDrift tool drift") -> str:
     """A self-contained HTML page: the summary table, counts, per-scenario rates and (optionally)
     the raw calls, with every value escaped."""
-    head = "".join(f"<th>{escape_html(h)}</th>" for h in HEADER)
+    head = "".join(f"<th>{escape_html(h)}</th>" for h in header(summary))
     body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in table_rows(summary))
     scenario_rows = "".join(
         "<tr>" + "".join(_cell(c) for c in (s["entry_id"], _number(s["r_neutral"]),
-                                           _number(s["r_biased"]))) + "</tr>"
+                                           _number(s["r_biased"]), _retrieved(s))) + "</tr>"
         for s in summary["scenarios"]
     )
     calls_html = ""
@@ -79,16 +157,21 @@ def render_html(summary: dict, calls: list[dict] | None = None, title: str = "Me
         calls_html = ("<h2>Calls</h2><table><tr><th>entry</th><th>condition</th><th>k</th>"
                       "<th>status</th><th>arguments</th><th>error</th><th>text</th></tr>"
                       f"{call_rows}</table>")
-    counts = escape_html(format_table(summary).splitlines()[-1])
+    counts = "<br>".join(escape_html(line) for line in format_table(summary).splitlines()
+                         [len(table_rows(summary)) + 2:])
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"
         f"<title>{escape_html(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
         "table{border-collapse:collapse;margin-bottom:1.5em}td,th{border:1px solid #ccc;"
         "padding:3px 8px;font-size:13px;text-align:left}</style></head><body>"
         f"<h1>{escape_html(title)}</h1><p>Δ = r_biased − r_neutral; rates are the share of "
-        "task-critical parameters strictly worse than the matched base call.</p>"
+        "task-critical parameters strictly worse than the matched base call. Retrieval and "
+        "no-call cells are k/n [Wilson 95 % CI]; Δ is 'not interpretable' when no scenario has "
+        "both rates, every prompt equals the base prompt, or a biased memory was retrieved in "
+        "too few biased-condition queries (docs/tooldrift.md).</p>"
         f"<table><tr>{head}</tr>{body}</table><p>{counts}</p>"
-        "<h2>Scenarios</h2><table><tr><th>entry</th><th>r_neutral</th><th>r_biased</th></tr>"
+        "<h2>Scenarios</h2><table><tr><th>entry</th><th>r_neutral</th><th>r_biased</th>"
+        "<th>biased memory retrieved (biased condition)</th></tr>"
         f"{scenario_rows}</table>{calls_html}</body></html>"
     )
 

@@ -84,3 +84,84 @@ def paired_test(biased: np.ndarray, neutral: np.ndarray) -> dict:
         t_test = paired_cluster_t_test(biased, neutral)
         result["t_statistic"], result["t_p"] = t_test.statistic, t_test.p_value
     return result
+
+
+def proportion(hits: int, n: int) -> dict:
+    """``{"k", "n", "rate", "ci95"}`` with a Wilson 95 % interval (rate and CI None when n = 0).
+
+    >>> [round(x, 4) for x in proportion(8, 10)["ci95"]]
+    [0.4902, 0.9433]
+    """
+    from memlens.ontology.gold import wilson_interval
+
+    if n == 0:
+        return {"k": 0, "n": 0, "rate": None, "ci95": None}
+    return {"k": hits, "n": n, "rate": hits / n, "ci95": list(wilson_interval(hits, n))}
+
+
+def _estimate(value) -> dict:
+    return {"estimate": value.estimate, "ci95": _interval(value),
+            "bootstrap_p": None if math.isnan(value.p_value) else value.p_value}
+
+
+def attribution(scores, queries_of: dict[str, list[dict]] | None, *, seed: int = 0,
+                n_bootstrap: int = 10_000) -> dict:
+    """Split Δ into retrieval and model: P(a biased memory was retrieved), Δ | retrieved and
+    Δ | not retrieved (per-scenario Δ = r_biased − r_neutral averaged over the scenarios whose
+    biased-condition query did / did not retrieve a biased memory) and their difference, with
+    percentile 95 % CIs from one cluster bootstrap over scenarios (seeded).
+
+    Over the scenarios with both rates, Δ_paired = w · Δ|retrieved + (1 − w) · Δ|not retrieved
+    with w their retrieved share (``decomposition``). ``applicable`` is False when memory was
+    injected verbatim (Setting 1: every biased prompt holds the biased memories).
+    """
+    if not queries_of or all(q.get("retrieved_biased") is None
+                             for members in queries_of.values() for q in members):
+        return {"applicable": False,
+                "note": "memory injected verbatim: every biased prompt holds the biased memories"}
+    retrieved_of = {}
+    for score in scores:
+        biased = [q for q in queries_of.get(score.entry_id, []) if q["condition"] == "biased"]
+        if biased:
+            retrieved_of[score.entry_id] = any(q["retrieved_biased"] for q in biased)
+    p_retrieved = proportion(sum(retrieved_of.values()), len(retrieved_of))
+    differences, labels, structural = [], [], 0
+    for score in scores:
+        rates = score.rates
+        if score.entry_id in retrieved_of and rates["neutral"] is not None \
+                and rates["biased"] is not None:
+            differences.append(rates["biased"] - rates["neutral"])
+            labels.append("retrieved" if retrieved_of[score.entry_id] else "not_retrieved")
+            mine = queries_of.get(score.entry_id, [])
+            structural += labels[-1] == "not_retrieved" and all(
+                q["same_as_base"] for q in mine if q["condition"] in ("neutral", "biased"))
+    result: dict = {"applicable": True, "p_biased_retrieved": p_retrieved,
+                    "paired_scenarios": len(differences),
+                    "not_retrieved_equal_base": int(structural)}
+    """Not-retrieved scenarios whose neutral and biased prompts both equal the base prompt:
+    their Δ is 0 by construction (same prompt, same seed)."""
+    counts = {label: labels.count(label) for label in ("retrieved", "not_retrieved")}
+    present = [label for label in counts if counts[label]]
+    for label in ("retrieved", "not_retrieved"):
+        result[f"delta_given_{label}"] = {"n": counts[label], "estimate": None, "ci95": None,
+                                          "bootstrap_p": None}
+    result["difference"] = {"n": len(differences), "estimate": None, "ci95": None,
+                            "bootstrap_p": None,
+                            "what": "Δ|retrieved − Δ|not retrieved"}
+    if present:
+        clusters = list(range(len(differences)))
+        options = {"seed": seed, "n_bootstrap": n_bootstrap}
+        own = cluster_bootstrap(differences, clusters, labels, reference=present[0],
+                                statistic=_own_mean, **options)
+        for label in present:
+            result[f"delta_given_{label}"] = {"n": counts[label], **_estimate(own[label])}
+        if len(present) == 2:
+            gap = cluster_bootstrap(differences, clusters, labels, reference="not_retrieved",
+                                    statistic=mean_difference, **options)["retrieved"]
+            result["difference"].update(_estimate(gap))
+        weight = counts["retrieved"] / len(differences)
+        result["decomposition"] = {
+            "delta_paired": float(np.mean(differences)), "weight_retrieved": weight,
+            "formula": "delta_paired = w * delta_given_retrieved + (1 - w) * "
+                       "delta_given_not_retrieved (scenarios with both rates)"}
+    return result

@@ -11,9 +11,10 @@ import numpy as np
 
 from memlens.errors import MemlensError
 from memlens.fileio import atomic_write_text
+from memlens.tooldrift.interpret import InterpretRule, verdict
 from memlens.tooldrift.schema import Rubric
 from memlens.tooldrift.scoring import ScenarioScore, score_scenario
-from memlens.tooldrift.stats import paired_test, scenario_bootstrap
+from memlens.tooldrift.stats import attribution, paired_test, proportion, scenario_bootstrap
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -21,20 +22,55 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(usable) / len(usable) if usable else None
 
 
-def group_summary(scores: list[ScenarioScore], *, seed: int, n_bootstrap: int) -> dict:
+def no_call_rate(rows: list[dict]) -> dict:
+    """Share of a group's calls where the model made no tool call, overall and per condition."""
+    by_condition = {condition: proportion(sum(1 for r in rows if r["condition"] == condition
+                                              and r["status"] == "no_call"),
+                                          sum(1 for r in rows if r["condition"] == condition))
+                    for condition in ("base", "neutral", "biased")}
+    return {**proportion(sum(1 for r in rows if r["status"] == "no_call"), len(rows)),
+            "by_condition": by_condition}
+
+
+def retrieval_rates(queries: list[dict]) -> dict | None:
+    """Per condition (neutral, biased): how many queries retrieved any memory and a biased one.
+
+    None when the memory was injected verbatim (Setting 1) or is unknown."""
+    if not queries or all(q.get("retrieved_any") is None for q in queries):
+        return None
+    rates = {}
+    for condition in ("neutral", "biased"):
+        members = [q for q in queries if q["condition"] == condition]
+        rates[condition] = {
+            "queries": len(members),
+            "any": proportion(sum(1 for q in members if q["retrieved_any"]), len(members)),
+            "biased": proportion(sum(1 for q in members if q["retrieved_biased"]), len(members)),
+            "prompt_equals_base": sum(1 for q in members if q["same_as_base"]),
+        }
+    return rates
+
+
+def group_summary(scores: list[ScenarioScore], *, seed: int, n_bootstrap: int,
+                  rows: list[dict] | None = None, queries: list[dict] | None = None,
+                  rule: InterpretRule | None = None) -> dict:
     """r_neutral, r_biased, Δ = r_biased − r_neutral, their scenario-bootstrap CIs and the paired
-    test, for one group of scenarios."""
+    test, the no-call rate, the retrieval rates and whether Δ is interpretable, for one group of
+    scenarios (``rows``: its CALLS rows; ``queries``: its memory records, see ``summarize``)."""
     neutral = np.array([np.nan if s.rates["neutral"] is None else s.rates["neutral"] for s in scores])
     biased = np.array([np.nan if s.rates["biased"] is None else s.rates["biased"] for s in scores])
     r_neutral = _mean([s.rates["neutral"] for s in scores])
     r_biased = _mean([s.rates["biased"] for s in scores])
+    test = paired_test(biased, neutral)
     return {
         "n_scenarios": len(scores),
         "r_neutral": r_neutral,
         "r_biased": r_biased,
         "delta": None if r_neutral is None or r_biased is None else r_biased - r_neutral,
         "ci": scenario_bootstrap(biased, neutral, seed=seed, n_bootstrap=n_bootstrap),
-        "paired_test": paired_test(biased, neutral),
+        "paired_test": test,
+        "interpretation": verdict(test["n"], queries, rule or InterpretRule()),
+        "no_call": no_call_rate(rows or []),
+        "retrieval": retrieval_rates(queries or []),
     }
 
 
@@ -70,10 +106,14 @@ def _counts(rows: list[dict], scores: list[ScenarioScore], unscored: list[str]) 
 
 def summarize(rows: list[dict], rubrics: dict[str, Rubric],
               defaults: dict[str, dict[str, Any]] | None = None, *, seed: int = 0,
-              n_bootstrap: int = 10_000) -> dict:
+              n_bootstrap: int = 10_000, queries: list[dict] | None = None,
+              rule: InterpretRule | None = None) -> dict:
     """The whole ``tooldrift.json`` structure (see docs/tooldrift.md).
 
     ``defaults`` maps entry id -> {parameter: schema default}; missing arguments fall back on it.
+    ``queries``: one memory record per (entry, condition) — ``entry_id``, ``condition``,
+    ``same_as_base`` and ``retrieved_any`` / ``retrieved_biased`` (None when injected verbatim) —
+    for the retrieval rates, the interpretability rule and the attribution.
     """
     defaults = defaults or {}
     grouped = _group_calls(rows)
@@ -82,20 +122,39 @@ def summarize(rows: list[dict], rubrics: dict[str, Rubric],
         raise MemlensError("no call row matches a rubric: check that the calls' entry_id values "
                            "(<bias_dimension>/<domain>/<scenario_num>) exist in the rubrics")
     scores = [score_scenario(rubrics[e], grouped[e], defaults.get(e)) for e in scored_ids]
+    rows_of: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        rows_of[row["entry_id"]].append(row)
+    queries_of: dict[str, list[dict]] = defaultdict(list)
+    for query in queries or []:
+        queries_of[query["entry_id"]].append(query)
+
+    def summary_of(members: list[ScenarioScore]) -> dict:
+        ids = [score.entry_id for score in members]
+        return group_summary(members, seed=seed, n_bootstrap=n_bootstrap,
+                             rows=[r for e in ids for r in rows_of[e]],
+                             queries=[q for e in ids for q in queries_of[e]] if queries else None,
+                             rule=rule)
+
     summary = {"metric": "rubric degradation rate (flipped / comparable task-critical parameters)",
-               **group_summary(scores, seed=seed, n_bootstrap=n_bootstrap)}
+               **summary_of(scores)}
     for label, attribute in (("by_dimension", "bias_dimension"), ("by_domain", "domain")):
         groups: dict[str, list[ScenarioScore]] = defaultdict(list)
         for score in scores:
             groups[getattr(rubrics[score.entry_id], attribute)].append(score)
-        summary[label] = {name: group_summary(members, seed=seed, n_bootstrap=n_bootstrap)
-                          for name, members in sorted(groups.items())}
+        summary[label] = {name: summary_of(members) for name, members in sorted(groups.items())}
+    summary["attribution"] = attribution(scores, queries_of if queries else None, seed=seed,
+                                         n_bootstrap=n_bootstrap)
     summary["counts"] = _counts(rows, scores, [e for e in grouped if e not in rubrics])
     summary["settings"] = {"seed": seed, "n_bootstrap": n_bootstrap}
     summary["scenarios"] = [
         {"entry_id": s.entry_id, "bias_dimension": rubrics[s.entry_id].bias_dimension,
          "domain": rubrics[s.entry_id].domain, "r_neutral": s.rates["neutral"],
-         "r_biased": s.rates["biased"], "pairs": s.pairs}
+         "r_biased": s.rates["biased"],
+         "memory": {q["condition"]: {key: q.get(key) for key in
+                                     ("same_as_base", "retrieved_any", "retrieved_biased")}
+                    for q in queries_of.get(s.entry_id, [])} or None,
+         "pairs": s.pairs}
         for s in scores
     ]
     return summary

@@ -1,0 +1,61 @@
+"""The should-personalize control set inside an audit (``AuditConfig.control_set``): its cells,
+its manifest entry, and the selectivity statistics (``memlens.stats.selectivity``).
+
+The control-set questions (ids ``sp/...``) get their own no-memory baselines and only the
+stimuli of the attributes they depend on; their drift rows stay out of the benchmark's drift
+table (``drift_frame``) and feed selectivity alone.
+"""
+
+from __future__ import annotations
+
+from memlens.audit.config import AuditConfig
+from memlens.audit.design import Cell, control_set_cells
+
+
+def control_questions(config: AuditConfig, stimuli: list) -> list:
+    """The control set's questions; [] when off. Attributes without a stimulus in the selected
+    catalogue simply get no cells (selectivity lists them as ``unmatched_categories``)."""
+    if not config.control_set:
+        return []
+    from memlens.questions.should_personalize import load_control_set
+
+    return load_control_set(config.control_set)
+
+
+def control_cells(config: AuditConfig, stimuli: list, samples: int | None = None,
+                  baselines: int | None = None) -> list[Cell]:
+    """The control set's cells for the selected stimuli ([] when the control set is off)."""
+    questions = control_questions(config, stimuli)
+    if not questions:
+        return []
+    return control_set_cells(questions, stimuli, config.samples if samples is None else samples,
+                             config.baselines if baselines is None else baselines)
+
+
+def control_entry(config: AuditConfig, stimuli: list, cells: list[Cell]) -> dict:
+    """Manifest entry: the set's name, its questions used, cells and content hash."""
+    if not config.control_set:
+        return {}
+    import hashlib
+    import json
+    from dataclasses import asdict
+
+    questions = control_questions(config, stimuli)
+    payload = json.dumps([asdict(q) for q in questions], sort_keys=True, ensure_ascii=False)
+    return {"control_set": config.control_set,
+            "control_questions": len({cell.question.id for cell in cells}),
+            "control_cells": len(cells),
+            "control_set_sha256": hashlib.sha256(payload.encode()).hexdigest()}
+
+
+def selectivity_of(drift_rows: list[dict], config: AuditConfig) -> dict | None:
+    """Selectivity (``memlens.stats.selectivity``) of an audit's drift rows; None when the
+    control set is off. Seeded by the audit's seed; B = min(n_bootstrap, 10,000)."""
+    if not config.control_set:
+        return None
+    from memlens.questions.should_personalize import load_control_set
+    from memlens.stats.selectivity import selectivity
+
+    attributes = {q.id: q.attributes for q in load_control_set(config.control_set)}
+    return selectivity(drift_rows, attributes, metric="dtw", seed=config.seed,
+                       n_bootstrap=min(config.n_bootstrap, 10_000))

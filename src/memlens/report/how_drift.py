@@ -1,0 +1,261 @@
+"""The report's "how reasoning drifts" sections: direction heat map and table, top
+substitutions, answer drift beside reasoning drift, value contrasts and "what changed".
+
+Renders only the ``stats.json`` sections of ``memlens.audit.howdrift`` (through the
+``AuditRun``) and the stored rows; every value goes through ``table_html`` / ``escape``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from memlens.numfmt import number  # noqa: E402
+from memlens.report.html import STEP_CHARS, figure_html, shorten, table_html  # noqa: E402
+from memlens.textsafe import escape_html as escape  # noqa: E402
+
+ANSWER_LABELS = {"dtw": "reasoning DTW", "answer_cosine": "answer cosine distance",
+                 "answer_length_ratio": "answer length ratio",
+                 "answer_hedging": "hedging change", "answer_refusal": "refusal change"}
+
+
+def _ci(low, high, spec: str = "+.1f") -> str:
+    return f"[{number(low, spec)}, {number(high, spec)}]"
+
+
+def direction_figure(rows: pd.DataFrame):
+    """Heat maps (categories × roots, categories × symbols) of the net share change in pp;
+    ``*`` marks q ≤ 0.05, ``?`` a cell that cannot be interpreted (too few questions)."""
+    levels = [level for level in ("root", "symbol") if level in set(rows["level"])]
+    cats = sorted(set(rows["category"]), key=lambda c: (
+        rows.loc[rows["category"] == c, "condition_class"].iloc[0], c))
+    widths = [max(3, rows.loc[rows["level"] == lv, "symbol"].nunique()) for lv in levels]
+    fig, axes = plt.subplots(1, len(levels), figsize=(4 + 0.75 * sum(widths),
+                                                       1.8 + 0.32 * len(cats)),
+                             gridspec_kw={"width_ratios": widths}, squeeze=False)
+    for ax, level in zip(axes[0], levels, strict=True):
+        part = rows[rows["level"] == level]
+        symbols = list(dict.fromkeys(part["symbol"]))
+        grid = (part.pivot_table(index="category", columns="symbol", values="net_pp",
+                                 aggfunc="first").reindex(index=cats, columns=symbols))
+        values = grid.to_numpy(float)
+        limit = max(1.0, float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 1.0)
+        ax.imshow(values, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+        marks = part.set_index(["category", "symbol"])
+        for y, cat in enumerate(cats):
+            for x, sym in enumerate(symbols):
+                if (cat, sym) not in marks.index:
+                    continue
+                row = marks.loc[(cat, sym)]
+                mark = "*" if row["significant"] else ("?" if not row["interpretable"] else "")
+                value = row["net_pp"]
+                if isinstance(value, float) and math.isfinite(value):
+                    ax.text(x, y, f"{value:+.0f}{mark}", ha="center", va="center", fontsize=7)
+        labels = [s.split(".")[-1] if level == "symbol" else s for s in symbols]
+        ax.set_xticks(range(len(symbols)), labels, rotation=45, ha="right", fontsize=7)
+        ax.set_yticks(range(len(cats)), cats, fontsize=7)
+        ax.set_title(f"net share change by {level} (pp; * q<=0.05)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def direction_html(section: dict, save) -> str:
+    """The heat map and the table of significant (else largest) shifts."""
+    if not section or section.get("error"):
+        return f"<p>{escape((section or {}).get('error', 'no direction profile'))}</p>"
+    rows = pd.DataFrame(section.get("rows") or [])
+    if rows.empty:
+        return "<p>No direction profile (no perturbed pairs with a floor).</p>"
+    png = save(direction_figure(rows), "direction")
+    few = sorted(set(rows.loc[~rows["interpretable"].astype(bool), "category"]))
+    warn = (f'<p class="warn">{len(few)} categories rest on too few questions for a cluster '
+            f"bootstrap ({escape(', '.join(few[:8]))}{' …' if len(few) > 8 else ''}): their "
+            "shifts are drawn but not interpretable and never marked significant.</p>"
+            if few else "")
+    shown = rows[rows["significant"]]
+    lead = "Significant shifts (q ≤ 0.05)"
+    if shown.empty:
+        shown = rows.reindex(rows["net_pp"].abs().sort_values(ascending=False).index).head(12)
+        lead = "No shift is significant; the largest ones"
+    table = pd.DataFrame({
+        "category": shown["category"], "level": shown["level"], "symbol": shown["symbol"],
+        "baseline share %": shown["baseline_share_pct"].map(lambda v: number(v, ".1f")),
+        "net change pp [95% CI]": [f"{number(v, '+.1f')} {_ci(lo, hi)}" for v, lo, hi in
+                                   zip(shown["net_pp"], shown["ci_low"], shown["ci_high"],
+                                       strict=True)],
+        "q": shown["q_value"].map(lambda v: number(v, ".3g")),
+        "n responses / questions": [f"{a} / {b}" for a, b in
+                                    zip(shown["n_responses"], shown["n_questions"], strict=True)],
+        "interpretable": shown["interpretable"].map(lambda v: "yes" if v else "no (too few)")})
+    return (f'<p class="meta">Change in the share of each root and symbol of the ontology '
+            f"between the no-memory baselines and the perturbed responses, minus the same change "
+            f"between no-memory samples (the floor); percentage points of a response's labelled "
+            f"steps, 95 % cluster-bootstrap CI over questions (B = "
+            f"{escape(str(section.get('n_bootstrap')))}), BH across the symbols of a category. "
+            f"{section.get('n_pairs', 0)} (response, baseline) pairs.</p>"
+            + warn + figure_html(png, "direction heat map", "direction")
+            + f"<p>{escape(lead)}:</p>" + table_html(table.reset_index(drop=True)))
+
+
+def substitutions_html(section: dict) -> str:
+    """The top substitutions per category (root level first)."""
+    if not section or section.get("error"):
+        return f"<p>{escape((section or {}).get('error', 'no substitutions'))}</p>"
+    rows = pd.DataFrame(section.get("rows") or [])
+    if rows.empty:
+        return "<p>No substitution occurs more often than between no-memory samples.</p>"
+    rows = rows[rows["condition_class"] != "noise"] if (rows["condition_class"] != "noise").any() \
+        else rows
+    table = pd.DataFrame({
+        "category": rows["category"], "level": rows["level"],
+        "substitution": [f"{a} → {b}" for a, b in zip(rows["from_symbol"], rows["to_symbol"],
+                                                      strict=True)],
+        "aligned steps": rows["count"],
+        "rate % (floor %)": [f"{number(r, '.1f')} ({number(f, '.1f')})" for r, f in
+                             zip(rows["rate_pct"], rows["floor_rate_pct"], strict=True)],
+        "net pp [95% CI]": [f"{number(v, '+.1f')} {_ci(lo, hi)}" for v, lo, hi in
+                            zip(rows["net_pp"], rows["ci_low"], rows["ci_high"], strict=True)],
+        "q": rows["q_value"].map(lambda v: number(v, ".3g")),
+        "n responses / questions": [f"{a} / {b}" for a, b in
+                                    zip(rows["n_responses"], rows["n_questions"], strict=True)],
+        "interpretable": rows["interpretable"].map(lambda v: "yes" if v else "no (too few)")})
+    return ('<p class="meta">Which baseline symbol the DTW path aligned with which symbol of the '
+            "perturbed response, as a share of path cells, minus the same share between "
+            "no-memory samples; the top substitutions per persona / life-event category. The "
+            "cells are chosen by their estimate, so BH runs over every off-diagonal cell of the "
+            "category (untested cells count as p = 1).</p>" + table_html(table))
+
+
+def answer_html(stats: dict) -> str:
+    """Reasoning drift and answer drift side by side per category (elevation over the floor)."""
+    answer = stats.get("answer") or {}
+    metrics = {"dtw": (stats.get("metrics") or {}).get("dtw") or {},
+               **(answer.get("metrics") or {})}
+    if not answer.get("metrics"):
+        return f"<p>{escape(answer.get('error') or answer.get('note') or 'no answer drift')}</p>"
+    cats = [(name, entry) for name, entry in (metrics["dtw"].get("categories") or {}).items()
+            if entry.get("condition_class") != "control"]
+    rows = []
+    for name, entry in cats:
+        row = {"category": name, "class": entry.get("condition_class"), "n": entry.get("n")}
+        moved = {}
+        for metric in metrics:
+            cell = (metrics[metric].get("categories") or {}).get(name) or {}
+            low, high = (cell.get("elevation_ci") or [None, None])[:2]
+            p = cell.get("elevation_p")
+            if metric in ("answer_hedging", "answer_refusal"):
+                mean = cell.get("mean")
+                text = f"{number(100 * mean if mean is not None else None, '+.0f')} pp"
+            else:
+                text = f"{number(cell.get('elevation_pct'), '+.0f')}% {_ci(low, high, '+.0f')}"
+            row[ANSWER_LABELS.get(metric, metric)] = f"{text} p={number(p, '.2g')}"
+            moved[metric] = isinstance(p, float) and p < 0.05 and (cell.get("elevation_pct") or 0) > 0
+        row["reading"] = ("reasoning moved, answer stayed" if moved.get("dtw")
+                          and not moved.get("answer_cosine") else
+                          "answer moved, reasoning stayed" if moved.get("answer_cosine")
+                          and not moved.get("dtw") else
+                          "both moved" if moved.get("dtw") else "neither moved")
+        rows.append(row)
+    return ('<p class="meta">Elevation of each drift over the no-memory floor (95 % '
+            "cluster-bootstrap CI, paired t p-value over questions). Answer drift compares the "
+            "final answers (the &lt;answer&gt; block, else the last paragraph): cosine distance "
+            "of their MiniLM embeddings, word-length ratio, and the change of the hedging / "
+            "refusal markers (percentage points of responses, response − baseline). "
+            "\"moved\" means p &lt; 0.05 upwards.</p>" + table_html(pd.DataFrame(rows)))
+
+
+def contrasts_html(section: dict) -> str:
+    """The value-contrast table, or the note that the design has one value per category."""
+    if not section or section.get("error"):
+        return f"<p>{escape((section or {}).get('error', 'no contrasts'))}</p>"
+    rows = pd.DataFrame(section.get("rows") or [])
+    note = f'<p class="warn">{escape(section["note"])}</p>' if section.get("note") else ""
+    if rows.empty:
+        return note or "<p>No value pair was answered on a common question.</p>"
+    rows = rows[rows["metric"] == "dtw"]
+    table = pd.DataFrame({
+        "category": rows["category"], "value A": rows["value_a"], "value B": rows["value_b"],
+        "pairs / questions": [f"{a} / {b}" for a, b in zip(rows["n_pairs"], rows["n_questions"],
+                                                             strict=True)],
+        "DTW A vs B (floor)": [f"{number(m)} ({number(f)})" for m, f in
+                               zip(rows["mean"], rows["floor_mean"], strict=True)],
+        "difference [95% CI]": [f"{number(d, '+.3f')} {_ci(lo, hi, '+.3f')}" for d, lo, hi in
+                                zip(rows["difference"], rows["ci_low"], rows["ci_high"],
+                                    strict=True)],
+        "q": rows["q_value"].map(lambda v: number(v, ".3g")),
+        "reasons differently?": ["yes" if d else ("not interpretable" if not i else "no")
+                                 for d, i in zip(rows["detected"], rows["interpretable"],
+                                                 strict=True)]})
+    return ('<p class="meta">DTW between the responses to two values of one attribute on the '
+            "same question and sample, against the drift between two no-memory samples (the "
+            "floor); cluster bootstrap over questions, BH across all value pairs.</p>"
+            + note + table_html(table))
+
+
+def what_changed_html(run, per_category: int = 3) -> str:
+    """The most drifted pairs per category: steps with symbols and answers, linked into the
+    trajectory viewer (``#tv-<response id>``)."""
+    from memlens.audit.explore import load_answers
+    from memlens.audit.orthogonality import FLAG
+
+    drift = [r for r in run.drift if r.get("condition_class") != "control" and not r.get(FLAG)]
+    if not drift:
+        return "<p>No perturbed drift rows yet.</p>"
+    steps = {row["id"]: row for row in run.steps}
+    labels = {row["id"]: row.get("labels") or [] for row in run.labels}
+    answers = load_answers(run.run_dir).set_index("id")["answer"].to_dict() \
+        if (run.run_dir / "memlens.sqlite").exists() else {}
+    by_cat: dict[str, list[dict]] = {}
+    for row in sorted(drift, key=lambda r: -float(r.get("dtw", 0.0))):
+        by_cat.setdefault(row["category"], []).append(row)
+    parts = []
+    for category in sorted(by_cat):
+        items = []
+        for row in by_cat[category][:per_category]:
+            base_id = row["baseline_id"]
+
+            def side(rid):
+                texts = (steps.get(rid) or {}).get("steps") or []
+                syms = labels.get(rid, [])
+                lines = "".join(f"<li><code>{escape(s)}</code> {escape(shorten(t, 300))}</li>"
+                                for t, s in zip(texts, syms, strict=False))
+                answer = shorten(str(answers.get(rid, "(no answer parsed)")), STEP_CHARS // 8)
+                return f"<ol>{lines}</ol><p><b>answer:</b> {escape(answer)}</p>"
+
+            items.append(
+                f'<tr><td>{escape(row["question_id"])}<br>{escape(row["stimulus_id"])} '
+                f'· sample {int(row["sample"])}<br>DTW {number(row.get("dtw"))} · SRI '
+                f'{number(row.get("sri"))}<br><a href="#tv-{escape(row["id"])}">open in the '
+                f'trajectory viewer</a></td><td>{side(base_id)}</td><td>{side(row["id"])}</td></tr>')
+        parts.append(f"<h3>{escape(category)}</h3><table class=\"traj\"><tr><th>pair</th>"
+                     "<th>baseline (no memory)</th><th>with memory</th></tr>"
+                     + "".join(items) + "</table>")
+    return (f'<p class="meta">Per category the {per_category} pairs with the largest DTW '
+            "(baseline = the first no-memory baseline of the response).</p>" + "".join(parts))
+
+
+def how_drift_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
+    """The (heading, html) sections, in report order; figures go to ``fig_dir``."""
+    from memlens.report.figures import save_figure
+
+    stats = run.stats or {}
+    if not stats:
+        return [("How reasoning drifts", "<p>(no statistics)</p>")]
+
+    def save(fig, name):
+        return save_figure(fig, fig_dir, name)
+
+    return [
+        ("How reasoning drifts: direction profiles", direction_html(stats.get("direction"), save)),
+        ("Substitutions along the DTW alignment", substitutions_html(stats.get("substitutions"))),
+        ("Answer drift beside reasoning drift", answer_html(stats)),
+        ("Value contrasts within a category", contrasts_html(stats.get("contrasts"))),
+        ("What changed: the most drifted pairs", what_changed_html(run)),
+    ]

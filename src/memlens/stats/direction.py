@@ -1,0 +1,175 @@
+"""Direction profiles: which roots and symbols gain or lose share when memory is added.
+
+For one (response, baseline) pair the change of symbol ``s`` is
+``Δ_s = share_s(response) − share_s(baseline)``, a share being the fraction of the sequence's
+labelled steps that carry ``s`` (``unlabeled`` steps are not in the sequences). A response's
+change is the mean of its pairs' changes (its K baselines); a category's **shift** is the mean
+over its responses, in percentage points. The **floor shift** is the same mean over the
+no-memory rows (each no-memory sample against the other baselines), and the reported **net**
+shift is ``shift − floor shift``: what memory moved beyond two no-memory samples.
+
+The net shift's 95 % interval and two-sided p-value come from a cluster bootstrap over questions
+(one draw-count matrix for every category and symbol, as in :mod:`memlens.stats.panel`); the
+p-values are Benjamini–Hochberg adjusted across the symbols of one category and level (roots
+and subcategory symbols are separate families). Roots are scored from the same sequences with
+each symbol replaced by its root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from memlens.stats.bootstrap import bootstrap_p_value, draw_cluster_counts
+from memlens.stats.multiple import benjamini_hochberg
+from memlens.stats.table import FLOOR_CATEGORY
+
+MIN_QUESTIONS = 8
+"""Fewer questions than this and a cluster bootstrap over questions has too few distinct
+resamples to trust its interval: the row is marked not interpretable and never significant."""
+COLUMNS = ["category", "condition_class", "level", "symbol", "n_responses", "n_questions",
+           "baseline_share_pct", "perturbed_share_pct", "shift_pp", "floor_shift_pp", "net_pp",
+           "ci_low", "ci_high", "p_value", "q_value", "significant", "interpretable"]
+
+
+def share_matrix(sequences: Sequence[Sequence[str]], symbols: Sequence[str]) -> np.ndarray:
+    """Rows = sequences, columns = ``symbols``: the fraction of each sequence's steps per symbol
+    (an empty sequence is all zeros).
+
+    >>> share_matrix([["a", "a", "b"], []], ["a", "b"]).round(3).tolist()
+    [[0.667, 0.333], [0.0, 0.0]]
+    """
+    lengths = np.fromiter((len(seq) for seq in sequences), np.int64, len(sequences))
+    flat = [symbol for seq in sequences for symbol in seq]
+    out = np.zeros((len(sequences), len(symbols)))
+    if not flat:
+        return out
+    index = {symbol: k for k, symbol in enumerate(symbols)}
+    codes = np.fromiter((index[symbol] for symbol in flat), np.int64, len(flat))
+    rows = np.repeat(np.arange(len(sequences)), lengths)
+    out = np.bincount(rows * len(symbols) + codes, minlength=out.size).reshape(out.shape)
+    return out / np.maximum(lengths, 1)[:, None]
+
+
+def row_sums(codes: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """``out[c] = sum of values[codes == c]`` (size × V), by sorting once (``np.add.at`` is slow).
+
+    >>> row_sums(np.array([1, 0, 1]), np.array([[1.0], [2.0], [3.0]]), 3).tolist()
+    [[2.0], [4.0], [0.0]]
+    """
+    out = np.zeros((size, values.shape[1]))
+    if len(codes):
+        order = np.argsort(codes, kind="stable")
+        sorted_codes = codes[order]
+        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+        out[sorted_codes[starts]] = np.add.reduceat(values[order], starts, axis=0)
+    return out
+
+
+def response_changes(pairs: pd.DataFrame, symbols: Sequence[str],
+                     root_of: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, np.ndarray,
+                                                                          np.ndarray]:
+    """Per response: its metadata, its mean share change (responses × symbols) and its mean
+    baseline share (what the change is measured from).
+
+    ``pairs`` has ``response_id``, ``question_id``, ``category``, ``condition_class``,
+    ``baseline_symbols`` and ``compared_symbols``; with ``root_of`` every symbol is first
+    mapped to its root (``symbols`` are then root names).
+    """
+    base_seqs, comp_seqs = pairs["baseline_symbols"].tolist(), pairs["compared_symbols"].tolist()
+    if root_of is not None:
+        base_seqs = [[root_of.get(s, s) for s in seq] for seq in base_seqs]
+        comp_seqs = [[root_of.get(s, s) for s in seq] for seq in comp_seqs]
+    base = share_matrix(base_seqs, symbols)
+    delta = share_matrix(comp_seqs, symbols) - base
+    codes, responses = pd.factorize(pairs["response_id"], sort=True)
+    size = np.bincount(codes, minlength=len(responses)).astype(float)
+    mean_delta = row_sums(codes, delta, len(responses)) / size[:, None]
+    mean_base = row_sums(codes, base, len(responses)) / size[:, None]
+    meta = (pairs.assign(_code=codes).drop_duplicates("_code").sort_values("_code")
+            [["response_id", "question_id", "category", "condition_class"]]
+            .reset_index(drop=True))
+    return meta, mean_delta, mean_base
+
+
+def grouped_means(meta: pd.DataFrame, values: np.ndarray, *, seed: int, n_bootstrap: int):
+    """Point and replicate means of ``values`` (responses × V) per category, clustered by question.
+
+    Returns ``(categories, n, point (G × V), replicates (B × G × V), questions per category)``;
+    replicate means are NaN where a replicate drew no row of the category.
+    """
+    q_codes, questions = pd.factorize(meta["question_id"], sort=True)
+    g_codes, categories = pd.factorize(meta["category"], sort=True)
+    n_q, n_g, n_v = len(questions), len(categories), values.shape[1]
+    cell = q_codes * n_g + g_codes
+    count = np.bincount(cell, minlength=n_q * n_g).reshape(n_q, n_g).astype(float)
+    total = row_sums(cell, values, n_q * n_g).reshape(n_q, n_g * n_v)
+    draws = draw_cluster_counts(n_q, n_bootstrap, seed)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        point = total.sum(axis=0).reshape(n_g, n_v) / count.sum(axis=0)[:, None]
+        rep_n = draws @ count
+        rep = (draws @ total).reshape(n_bootstrap, n_g, n_v) / rep_n[:, :, None]
+    rep[rep_n == 0] = np.nan
+    return ([str(c) for c in categories], count.sum(axis=0).astype(int), point, rep,
+            (count > 0).sum(axis=0).astype(int))
+
+
+def net_estimates(point: np.ndarray, rep: np.ndarray, floor: int, confidence: float = 0.95):
+    """(estimate, ci_low, ci_high, p) arrays (G × V) of ``mean_g − mean_floor``."""
+    est = point - point[floor]
+    reps = rep - rep[:, [floor], :]
+    tail = (1.0 - confidence) / 2.0
+    with np.errstate(all="ignore"):
+        low, high = np.nanquantile(reps, [tail, 1.0 - tail], axis=0) if reps.size else (est, est)
+    p = np.full(est.shape, np.nan)
+    for g, v in np.ndindex(est.shape):
+        if g != floor and np.isfinite(est[g, v]):
+            p[g, v] = bootstrap_p_value(reps[:, g, v])
+    return est, low, high, p
+
+
+def direction_profile(pairs: pd.DataFrame, symbols: Sequence[str], root_of: Mapping[str, str], *,
+                      seed: int = 0, n_bootstrap: int = 2_000, alpha: float = 0.05,
+                      min_questions: int = MIN_QUESTIONS) -> pd.DataFrame:
+    """The direction table: one row per (category, level, symbol); see the module docstring.
+
+    Levels are ``root`` (symbols mapped by ``root_of``) and ``symbol``. ``interpretable`` is
+    False when the category has fewer than ``min_questions`` questions (:data:`MIN_QUESTIONS`;
+    its interval cannot be trusted); ``significant`` needs q ≤ ``alpha`` and an interpretable
+    row. The floor itself is not a row.
+    """
+    if pairs.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    roots = sorted(set(root_of.get(s, s) for s in symbols))
+    classes = dict(zip(pairs["category"], pairs["condition_class"], strict=False))
+    frames = []
+    for level, names, mapping in (("root", roots, root_of), ("symbol", list(symbols), None)):
+        meta, delta, base = response_changes(pairs, names, mapping)
+        if FLOOR_CATEGORY not in set(meta["category"]):
+            return pd.DataFrame(columns=COLUMNS)
+        cats, n, point, rep, n_questions = grouped_means(
+            meta, np.hstack([delta, base]), seed=seed, n_bootstrap=n_bootstrap)
+        v = len(names)
+        floor = cats.index(FLOOR_CATEGORY)
+        est, low, high, p = net_estimates(point[:, :v], rep[:, :, :v], floor)
+        for g, category in enumerate(cats):
+            if g == floor:
+                continue
+            q = benjamini_hochberg(p[g])
+            for k, name in enumerate(names):
+                frames.append({
+                    "category": category, "condition_class": classes.get(category, ""),
+                    "level": level, "symbol": name, "n_responses": int(n[g]),
+                    "n_questions": int(n_questions[g]),
+                    "baseline_share_pct": 100 * point[g, v + k],
+                    "perturbed_share_pct": 100 * (point[g, v + k] + point[g, k]),
+                    "shift_pp": 100 * point[g, k], "floor_shift_pp": 100 * point[floor, k],
+                    "net_pp": 100 * est[g, k], "ci_low": 100 * low[g, k],
+                    "ci_high": 100 * high[g, k], "p_value": p[g, k], "q_value": q[k],
+                    "significant": bool(np.isfinite(q[k]) and q[k] <= alpha
+                                        and n_questions[g] >= min_questions),
+                    "interpretable": bool(n_questions[g] >= min_questions
+                                          and np.isfinite(low[g, k]))})
+    return pd.DataFrame(frames, columns=COLUMNS)

@@ -1,0 +1,101 @@
+"""``--concurrency`` is honoured by API backends, and their adaptive bound backs off on 429s and
+climbs back (real HTTP on 127.0.0.1: the loopback server with a capacity that answers 429)."""
+
+import pytest
+
+from memlens.engine import run_requests
+from memlens.models import ChatRequest, GenerationParams
+from memlens.models.loopback import OVER_CAPACITY, LoopbackServer
+from memlens.models.retry import RetryPolicy
+from memlens.models.window import AdaptiveLimit
+
+pytest.importorskip("openai")
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback-test")
+
+
+def requests(n, tag="c"):
+    return [ChatRequest(({"role": "user", "content": f"{tag} {i}"},),
+                        GenerationParams(max_tokens=8)) for i in range(n)]
+
+
+def model(server, **options):
+    from memlens.models.openai_compat import OpenAIModel
+
+    return OpenAIModel("loop", server.base_url, **options)
+
+
+def test_concurrency_above_the_backend_default_is_honoured():
+    # the backend's own default bound is 32; --concurrency 96 must give ~96 calls in flight
+    with LoopbackServer(latency_s=0.3, record_requests=False) as server:
+        backend = model(server)
+        assert backend.max_concurrency == 32
+        outcomes = run_requests(backend, requests(96), concurrency=96, progress=False)
+    assert all(not hasattr(o, "reason") for o in outcomes)
+    assert server.peak_in_flight > 64  # 32 before the fix
+    assert backend.max_concurrency == 96
+
+
+def test_window_halves_on_429_and_climbs_back():
+    # phase 1: the server serves 8 at a time, the client asks for 64: 429s halve the bound
+    # (about 64 -> 32 -> 16 -> 8); phase 2: capacity lifted, the bound climbs back by about
+    # one slot per window of successes.
+    retry = RetryPolicy(max_attempts=30, base_delay_s=0.01, max_delay_s=0.05, seed=1)
+    with LoopbackServer(latency_s=0.05, capacity=8, record_requests=False) as server:
+        backend = model(server, retry=retry)
+        seen: list[AdaptiveLimit] = []
+        original = backend._client_for_running_loop
+
+        def spy():
+            entry = original()
+            if not seen or seen[-1] is not entry[1]:
+                seen.append(entry[1])
+            return entry
+
+        backend._client_for_running_loop = spy
+        first = run_requests(backend, requests(400, "a"), concurrency=64, progress=False)
+        window = seen[-1]
+        assert all(not hasattr(o, "reason") for o in first)  # every call got through in the end
+        assert server.throttled > 0 and window.decreases >= 2
+        lowest = min(event.limit for event in window.events)
+        assert lowest <= 16  # backed off to near the server's capacity of 8
+        assert window.throttles >= window.decreases
+        server.capacity = None
+        refused_before = server.throttled
+        # same loop-per-run engine: carry the learnt bound over by running on one window
+        recovered = AdaptiveLimit(64, limit=lowest)
+        backend._client_for_running_loop = lambda: (original()[0], recovered)
+        second = run_requests(backend, requests(1500, "b"), concurrency=64, progress=False)
+        assert all(not hasattr(o, "reason") for o in second)
+    assert server.throttled == refused_before  # no more 429s once capacity is lifted
+    assert recovered.limit > 2 * lowest  # climbed back (additive increase)
+    assert recovered.peak_in_flight > lowest
+
+
+def test_over_capacity_is_answered_at_once_and_recorded():
+    import http.client
+    import json
+    import threading
+
+    with LoopbackServer(latency_s=0.5, capacity=1) as server:
+        def slow():
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+            connection.request("POST", "/v1/chat/completions", body=json.dumps(
+                {"model": "m", "messages": [{"role": "user", "content": "x"}]}))
+            connection.getresponse().read()
+
+        holder = threading.Thread(target=slow)
+        holder.start()
+        while server.in_flight == 0:
+            pass
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        connection.request("POST", "/v1/chat/completions", body=json.dumps(
+            {"model": "m", "messages": [{"role": "user", "content": "y"}]}))
+        status = connection.getresponse().status
+        holder.join()
+    assert status == 429
+    assert [r.fault for r in server.requests] == ["ok", OVER_CAPACITY]
+    assert server.peak_in_flight == 1 and server.in_flight == 0

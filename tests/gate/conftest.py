@@ -1,0 +1,7 @@
+"""Make this directory's helper module (planted) importable under pytest's importlib mode."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1] / "audit"))  # scripted.py
