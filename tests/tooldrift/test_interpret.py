@@ -191,9 +191,9 @@ def test_fail_on_uninterpretable_exits_5_and_still_writes(tmp_path, capsys):
         [0.6097, 1.0], abs=1e-4), "by_condition": saved["no_call"]["by_condition"]}
 
 
-def test_help_documents_exit_3(capsys):
+def test_help_documents_exit_5(capsys):
     from memlens.cli.main import main
 
     with pytest.raises(SystemExit):
         main(["tooldrift", "run", "--help"])
-    assert "exit 3" in capsys.readouterr().out
+    assert "exit 5" in capsys.readouterr().out

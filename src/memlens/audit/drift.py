@@ -261,12 +261,10 @@ def frame_columns(rows: list[dict]) -> list[str]:
                               if rows and all(name in row for row in rows))]
 
 
-class _PairRequired(TypedDict):
+class _CellMetrics(TypedDict):
+    """The fields a pair row and a drift row share: the response's cell and its metrics."""
 
     id: str
-    """``join_key(response_id, baseline_id)``."""
-    response_id: str
-    baseline_id: str
     question_id: str
     condition_class: str
     category: str
@@ -277,50 +275,43 @@ class _PairRequired(TypedDict):
     d_seq: float
     d_dist: float
     edit_distance: float
+    baseline_id: str
     baseline_symbols: list[str]
     compared_symbols: list[str]
 
 
-class PairRow(_PairRequired, total=False):
-    """One ``audit_drift_pairs`` row: a (response, baseline) pair and its metrics."""
+class _AnswerMetrics(TypedDict, total=False):
+    """Answer drift (``attach_answer_metrics``); absent in audits from before answer drift."""
 
-    answer_key: str | None
-    """Answer drift (``attach_answer_metrics``): the two answers it was computed from."""
     answer_cosine: float
     answer_length_ratio: float
     answer_hedging: float
     answer_refusal: float
 
 
-class _DriftRequired(TypedDict):
+class _PairRequired(_CellMetrics):
+    """``id`` is ``join_key(response_id, baseline_id)``."""
 
-    id: str
-    """The response id."""
-    question_id: str
-    condition_class: str
-    category: str
-    stimulus_id: str
-    sample: int
-    dtw: float
-    sri: float
-    d_seq: float
-    d_dist: float
-    edit_distance: float
+    response_id: str
+
+
+class PairRow(_PairRequired, _AnswerMetrics, total=False):
+    """One ``audit_drift_pairs`` row: a (response, baseline) pair and its metrics."""
+
+    answer_key: str | None
+    """The two answers the answer metrics were computed from."""
+
+
+class _DriftRequired(_CellMetrics):
+    """``id`` is the response id; ``baseline_id`` the first baseline (the viewer shows it)."""
+
     n_baselines: int
     baseline_ids: list[str]
-    baseline_id: str
-    """The first baseline (the trajectory viewer shows it)."""
-    baseline_symbols: list[str]
-    compared_symbols: list[str]
 
 
-class DriftRow(_DriftRequired, total=False):
+class DriftRow(_DriftRequired, _AnswerMetrics, total=False):
     """One ``audit_drift`` row: a response's metrics averaged over its baselines (what the
     statistics read)."""
 
     excluded_orthogonality: bool
     """Flagged by the orthogonality filter: left out of the statistics."""
-    answer_cosine: float
-    answer_length_ratio: float
-    answer_hedging: float
-    answer_refusal: float
