@@ -94,7 +94,7 @@ def test_deep_huge_or_exploding_yaml_is_one_error(command, content, expected, tm
     started = time.perf_counter()
     status, err = run(file_commands(tmp_path, path)[command], capsys)
     assert_one_error(status, err, path, expected)
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < 30  # a blow-up takes minutes; slack for load
 
 
 def test_nan_and_overflowing_numbers_are_not_json(tmp_path, capsys):
@@ -220,7 +220,7 @@ def test_dry_run_with_huge_samples_is_refused_at_once(tmp_path, capsys):
     status, err = run(["audit", "--dry-run", "--samples", "100000000", "--model", "fake",
                        "--out", str(tmp_path / "run")], capsys)
     assert_one_error(status, err, "field 'samples': Input should be less than or equal to 1000")
-    assert time.perf_counter() - started < 1
+    assert time.perf_counter() - started < 10  # refused before any planning
 
 
 def test_dry_run_of_a_28_million_call_design_is_arithmetic(tmp_path, capsys):
@@ -234,7 +234,7 @@ def test_dry_run_of_a_28_million_call_design_is_arithmetic(tmp_path, capsys):
     assert "306 questions x 93 stimuli" in out and "= 28153530 responses" in out
     assert "28,153,530 calls to make, 0 cached" in out
     assert "at most 57,658,429,440 completion tokens" in out  # 28,153,530 x 2048
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < 30  # a blow-up takes minutes; slack for load
 
 
 @pytest.mark.parametrize("overrides", [{"samples": 3, "n_questions": 4},

@@ -32,7 +32,8 @@ def test_hanging_server_each_call_ends_within_its_deadline():
         requests = len(server.requests)
     # deadline = 0.5 s x 2 attempts + the backoff ceiling 0.05 s
     assert model.call_deadline_s == pytest.approx(1.05)
-    assert 1.0 <= elapsed < 1.05 + 0.4
+    # the bound is the behaviour (the server hangs 10 s); the slack absorbs a loaded machine
+    assert 1.0 <= elapsed < 1.05 + 1.5
     assert requests == 2
     assert error.reason == "gave up after 2 attempts: timeout after 0.5s"
 
@@ -41,7 +42,7 @@ def test_trickling_body_cannot_outlive_the_timeout():
     # one byte every 0.2 s: every read succeeds well within 0.5 s, the whole body takes minutes
     with LoopbackServer(faults=lambda index, body: "trickle:0.2") as server:
         error, elapsed, _ = call(server.base_url, 0.5, 2)
-    assert elapsed < 1.05 + 0.4
+    assert elapsed < 1.05 + 1.5  # the whole body would take minutes
     assert error.reason == "gave up after 2 attempts: timeout after 0.5s"
 
 
@@ -50,7 +51,7 @@ def test_closed_connection_is_a_connection_error_not_a_timeout(fault):
     with LoopbackServer(faults=[fault] * 2) as server:
         error, elapsed, _ = call(server.base_url, 5, 2)
     assert error.reason.startswith("gave up after 2 attempts: connection error: connection ")
-    assert "timeout" not in error.reason and elapsed < 2
+    assert "timeout" not in error.reason and elapsed < 4  # not the 2 x 5 s timeout
 
 
 def test_refused_connection_is_named():

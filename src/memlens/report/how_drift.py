@@ -30,6 +30,27 @@ def _ci(low, high, spec: str = "+.1f") -> str:
     return f"[{number(low, spec)}, {number(high, spec)}]"
 
 
+def interpretable_text(rows: pd.DataFrame, persona_ok: bool = True) -> pd.Series:
+    """The 'interpretable' column: too few questions, or a persona row of a run whose instrument
+    did not pass its validity checks (``validity.persona_interpretable``), says why not."""
+    def text(ok, condition_class):
+        if not ok:
+            return "no (too few questions)"
+        if condition_class == "persona" and not persona_ok:
+            return "no (instrument not valid)"
+        return "yes"
+    return pd.Series([text(bool(ok), c) for ok, c in zip(rows["interpretable"],
+                                                          rows["condition_class"], strict=True)],
+                     index=rows.index)
+
+
+def invalid_banner(persona_ok: bool) -> str:
+    """The warning above a section when persona rows are not interpretable."""
+    return ("" if persona_ok else '<p class="warn">The instrument did not pass its validity '
+            "checks: persona rows below are <b>not interpretable</b> (shown for diagnosis "
+            "only).</p>")
+
+
 def direction_figure(rows: pd.DataFrame):
     """Heat maps (categories × roots, categories × symbols) of the net share change in pp;
     ``*`` marks q ≤ 0.05, ``?`` a cell that cannot be interpreted (too few questions)."""
@@ -66,7 +87,7 @@ def direction_figure(rows: pd.DataFrame):
     return fig
 
 
-def direction_html(section: dict, save) -> str:
+def direction_html(section: dict, save, persona_ok: bool = True) -> str:
     """The heat map and the table of significant (else largest) shifts."""
     if not section or section.get("error"):
         return f"<p>{escape((section or {}).get('error', 'no direction profile'))}</p>"
@@ -93,8 +114,8 @@ def direction_html(section: dict, save) -> str:
         "q": shown["q_value"].map(lambda v: number(v, ".3g")),
         "n responses / questions": [f"{a} / {b}" for a, b in
                                     zip(shown["n_responses"], shown["n_questions"], strict=True)],
-        "interpretable": shown["interpretable"].map(lambda v: "yes" if v else "no (too few)")})
-    return (f'<p class="meta">Change in the share of each root and symbol of the ontology '
+        "interpretable": interpretable_text(shown, persona_ok)})
+    return (invalid_banner(persona_ok) + f'<p class="meta">Change in the share of each root and symbol of the ontology '
             f"between the no-memory baselines and the perturbed responses, minus the same change "
             f"between no-memory samples (the floor); percentage points of a response's labelled "
             f"steps, 95 % cluster-bootstrap CI over questions (B = "
@@ -104,7 +125,7 @@ def direction_html(section: dict, save) -> str:
             + f"<p>{escape(lead)}:</p>" + table_html(table.reset_index(drop=True)))
 
 
-def substitutions_html(section: dict) -> str:
+def substitutions_html(section: dict, persona_ok: bool = True) -> str:
     """The top substitutions per category (root level first)."""
     if not section or section.get("error"):
         return f"<p>{escape((section or {}).get('error', 'no substitutions'))}</p>"
@@ -125,15 +146,15 @@ def substitutions_html(section: dict) -> str:
         "q": rows["q_value"].map(lambda v: number(v, ".3g")),
         "n responses / questions": [f"{a} / {b}" for a, b in
                                     zip(rows["n_responses"], rows["n_questions"], strict=True)],
-        "interpretable": rows["interpretable"].map(lambda v: "yes" if v else "no (too few)")})
-    return ('<p class="meta">Which baseline symbol the DTW path aligned with which symbol of the '
+        "interpretable": interpretable_text(rows, persona_ok)})
+    return (invalid_banner(persona_ok) + '<p class="meta">Which baseline symbol the DTW path aligned with which symbol of the '
             "perturbed response, as a share of path cells, minus the same share between "
             "no-memory samples; the top substitutions per persona / life-event category. The "
             "cells are chosen by their estimate, so BH runs over every off-diagonal cell of the "
             "category (untested cells count as p = 1).</p>" + table_html(table))
 
 
-def answer_html(stats: dict) -> str:
+def answer_html(stats: dict, persona_ok: bool = True) -> str:
     """Reasoning drift and answer drift side by side per category (elevation over the floor)."""
     answer = stats.get("answer") or {}
     metrics = {"dtw": (stats.get("metrics") or {}).get("dtw") or {},
@@ -157,13 +178,15 @@ def answer_html(stats: dict) -> str:
                 text = f"{number(cell.get('elevation_pct'), '+.0f')}% {_ci(low, high, '+.0f')}"
             row[ANSWER_LABELS.get(metric, metric)] = f"{text} p={number(p, '.2g')}"
             moved[metric] = isinstance(p, float) and p < 0.05 and (cell.get("elevation_pct") or 0) > 0
-        row["reading"] = ("reasoning moved, answer stayed" if moved.get("dtw")
+        row["reading"] = ("not interpretable (instrument not valid)"
+                          if entry.get("condition_class") == "persona" and not persona_ok else
+                          "reasoning moved, answer stayed" if moved.get("dtw")
                           and not moved.get("answer_cosine") else
                           "answer moved, reasoning stayed" if moved.get("answer_cosine")
                           and not moved.get("dtw") else
                           "both moved" if moved.get("dtw") else "neither moved")
         rows.append(row)
-    return ('<p class="meta">Elevation of each drift over the no-memory floor (95 % '
+    return (invalid_banner(persona_ok) + '<p class="meta">Elevation of each drift over the no-memory floor (95 % '
             "cluster-bootstrap CI, paired t p-value over questions). Answer drift compares the "
             "final answers (the &lt;answer&gt; block, else the last paragraph): cosine distance "
             "of their MiniLM embeddings, word-length ratio, and the change of the hedging / "
@@ -171,7 +194,7 @@ def answer_html(stats: dict) -> str:
             "\"moved\" means p &lt; 0.05 upwards.</p>" + table_html(pd.DataFrame(rows)))
 
 
-def contrasts_html(section: dict) -> str:
+def contrasts_html(section: dict, persona_ok: bool = True) -> str:
     """The value-contrast table, or the note that the design has one value per category."""
     if not section or section.get("error"):
         return f"<p>{escape((section or {}).get('error', 'no contrasts'))}</p>"
@@ -190,13 +213,16 @@ def contrasts_html(section: dict) -> str:
                                 zip(rows["difference"], rows["ci_low"], rows["ci_high"],
                                     strict=True)],
         "q": rows["q_value"].map(lambda v: number(v, ".3g")),
-        "reasons differently?": ["yes" if d else ("not interpretable" if not i else "no")
-                                 for d, i in zip(rows["detected"], rows["interpretable"],
-                                                 strict=True)]})
+        "reasons differently?": [
+            "not interpretable" if not i else
+            ("not interpretable (instrument not valid)" if c == "persona" and not persona_ok
+             else "yes" if d else "no")
+            for d, i, c in zip(rows["detected"], rows["interpretable"], rows["condition_class"],
+                               strict=True)]})
     return ('<p class="meta">DTW between the responses to two values of one attribute on the '
             "same question and sample, against the drift between two no-memory samples (the "
             "floor); cluster bootstrap over questions, BH across all value pairs.</p>"
-            + note + table_html(table))
+            + invalid_banner(persona_ok) + note + table_html(table))
 
 
 def what_changed_html(run, per_category: int = 3) -> str:
@@ -252,10 +278,13 @@ def how_drift_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
     def save(fig, name):
         return save_figure(fig, fig_dir, name)
 
+    persona_ok = bool((stats.get("validity") or {}).get("persona_interpretable"))
     return [
-        ("How reasoning drifts: direction profiles", direction_html(stats.get("direction"), save)),
-        ("Substitutions along the DTW alignment", substitutions_html(stats.get("substitutions"))),
-        ("Answer drift beside reasoning drift", answer_html(stats)),
-        ("Value contrasts within a category", contrasts_html(stats.get("contrasts"))),
+        ("How reasoning drifts: direction profiles",
+         direction_html(stats.get("direction"), save, persona_ok)),
+        ("Substitutions along the DTW alignment",
+         substitutions_html(stats.get("substitutions"), persona_ok)),
+        ("Answer drift beside reasoning drift", answer_html(stats, persona_ok)),
+        ("Value contrasts within a category", contrasts_html(stats.get("contrasts"), persona_ok)),
         ("What changed: the most drifted pairs", what_changed_html(run)),
     ]
