@@ -135,7 +135,12 @@ def test_explore_api_and_report_sections(run, tmp_path):
     from memlens.report.build import render_report
 
     explorer = explore(run.run_dir)
-    assert set(explorer.direction()["category"]) >= {"age", "gender"}
+    direction = explorer.direction()
+    assert set(direction["category"]) >= {"age", "gender"}
+    # instrument_ok follows the run's validity verdict on persona rows only
+    persona = direction["condition_class"] == "persona"
+    assert (direction.loc[persona, "instrument_ok"] == explorer.persona_interpretable).all()
+    assert direction.loc[~persona, "instrument_ok"].all()
     assert "answer_cosine" in explorer.drift().columns
     assert len(explorer.answers()) == len(QUESTIONS) * 10
     side = explorer.answer_drift()

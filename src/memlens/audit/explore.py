@@ -2,7 +2,7 @@
 
 >>> from memlens.audit.explore import explore          # doctest: +SKIP
 >>> run = explore("runs/quick")                        # doctest: +SKIP
->>> run.direction().query("significant")               # doctest: +SKIP
+>>> run.direction().query("significant and instrument_ok")  # doctest: +SKIP
 
 Everything is read through the read-only store (``memlens.audit.results.load_audit_run``), so
 it works while an audit holds the directory and never writes. The ``stats.json`` sections come
@@ -64,8 +64,19 @@ class Explorer:
                 for name, entry in (block.get("categories") or {}).items()]
         return pd.DataFrame(rows)
 
+    @property
+    def persona_interpretable(self) -> bool:
+        """False when the instrument did not pass its validity checks (``stats.validity``):
+        persona rows are then not interpretable, whatever their q-values."""
+        return bool((self.stats.get("validity") or {}).get("persona_interpretable"))
+
     def _rows(self, section: str) -> pd.DataFrame:
-        return pd.DataFrame(self.stats.get(section, {}).get("rows") or [])
+        """A section's rows; ``instrument_ok`` is False on persona rows of an invalid run."""
+        rows = pd.DataFrame(self.stats.get(section, {}).get("rows") or [])
+        if "condition_class" in rows:
+            rows["instrument_ok"] = ((rows["condition_class"] != "persona")
+                                     | self.persona_interpretable)
+        return rows
 
     def direction(self) -> pd.DataFrame:
         """Direction profiles: net share change (pp) per category × root / symbol, CI, q."""
