@@ -93,6 +93,15 @@ def expected_sequence(cell) -> list[str] | None:
     return [SYMBOL["D" if x == "!" else x] for x in script]
 
 
+def keyword_labels(request: dict, keywords=None) -> str:
+    """The scripted LLM labeler's reply to ``request``: every "Step N: text" line gets the symbol
+    of the first (word, symbol) pair of ``keywords`` (default: ``KEYWORDS``) whose word it holds."""
+    pairs = list(KEYWORDS.values() if keywords is None else keywords)
+    steps = re.findall(r"^Step (\d+): (.*)$", request["messages"][-1]["content"], flags=re.M)
+    return json.dumps({"labels": [{"step": int(n), "label": next(s for w, s in pairs if w in text)}
+                                  for n, text in steps]})
+
+
 def make_responder(seed: int):
     """Responder for the loopback server: generation by seed, labeling by keywords."""
     cells = cells_by_seed(seed)
@@ -102,12 +111,7 @@ def make_responder(seed: int):
             user = request["messages"][-1]["content"]
             if "Your reply was invalid" in user or "GARBAGE" in json.dumps(request["messages"]):
                 return "this is not json"
-            steps = re.findall(r"^Step (\d+): (.*)$", user, flags=re.M)
-            labels = []
-            for number, text in steps:
-                symbol = next(s for w, s in KEYWORDS.values() if w in text)
-                labels.append({"step": int(number), "label": symbol})
-            return json.dumps({"labels": labels})
+            return keyword_labels(request)
         script = SCRIPT[cells[request["seed"]]]
         if script is None:  # empty but real (cut by the token budget); empty + "stop" is retried
             return {"content": "", "finish_reason": "length"}

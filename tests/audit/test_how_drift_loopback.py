@@ -12,7 +12,8 @@ direction profile, answer drift and value contrasts find what was planted, and o
 from __future__ import annotations
 
 import json
-import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,9 @@ from memlens.audit import build_config, run_audit, sample_seed
 from memlens.audit.results import load_audit_run
 from memlens.models.loopback import LoopbackServer
 from memlens.rowkeys import derive_seed
+
+sys.path.insert(0, str(Path(__file__).parent))
+import scripted  # noqa: E402
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 
@@ -68,11 +72,7 @@ def responder_for(seed: int):
 
     def responder(request: dict):
         if request.get("model") == "labeler":
-            user = request["messages"][-1]["content"]
-            steps = re.findall(r"^Step (\d+): (.*)$", user, flags=re.M)
-            labels = [{"step": int(n), "label": next(s for w, s in WORDS.items() if w in text)}
-                      for n, text in steps]
-            return json.dumps({"labels": labels})
+            return scripted.keyword_labels(request, WORDS.items())
         question, stimulus, sample = cells[request["seed"]]
         words = reasoning(question, stimulus, sample)
         steps = "".join(f"<step_{k}>We should weigh {w} here.</step_{k}>"

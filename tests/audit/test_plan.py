@@ -149,11 +149,7 @@ def pilot_responder(seed: int):
 
     def responder(request: dict):
         if request.get("model") == "labeler":
-            steps = re.findall(r"^Step (\d+): (.*)$", request["messages"][-1]["content"],
-                               flags=re.M)
-            labels = [{"step": int(n), "label": next(s for w, s in scripted.KEYWORDS.values()
-                                                      if w in text)} for n, text in steps]
-            return json.dumps({"labels": labels})
+            return scripted.keyword_labels(request)
         rng = random.Random(request["seed"])
         pool = "EEEDA" if stimuli[request["seed"]] == "life_event" else "ABCDE"
         return scripted.reply_for("".join(rng.choice(pool) for _ in range(rng.randint(3, 5))))

@@ -57,11 +57,7 @@ def make_responder(persona_shift: dict[str, float]):
     def responder(request: dict):
         messages = request["messages"]
         if request.get("model") == "labeler":
-            user = messages[-1]["content"]
-            steps = re.findall(r"^Step (\d+): (.*)$", user, flags=re.M)
-            labels = [{"step": int(n), "label": next(s for w, s in scripted.KEYWORDS.values()
-                                                     if w in text)} for n, text in steps]
-            return json.dumps({"labels": labels})
+            return scripted.keyword_labels(request)
         everything = "\n".join(m["content"] for m in messages)
         question_id = re.search(r"\[(q\d+)\]", messages[-1]["content"]).group(1)
         probs = _distribution(question_id)
