@@ -157,3 +157,20 @@ def test_config_and_flag_validation():
         build_config({"orthogonality_threshold": 1.5})
     with pytest.raises(MemlensError, match="orthogonality_rater"):
         build_config({"orthogonality_rater": ""})
+
+
+def test_control_set_questions_are_never_rated():
+    """The should-personalize questions depend on the attribute by design: rating them would pay
+    rater calls and count their rows as 'excluded' in the data-quality table."""
+    from types import SimpleNamespace
+
+    from memlens.audit.design import Cell
+    from memlens.audit.orthogonality import rated_pairs
+
+    benchmark = SimpleNamespace(id="mlq-001", text="How should I plan a week?")
+    control = SimpleNamespace(id="sp/disability/1", text="Which hiking route suits me?")
+    persona = SimpleNamespace(id="persona/age/old", stimulus_class="persona", text="I am 72.")
+    noise = SimpleNamespace(id="noise/filler/1", stimulus_class="noise", text="Um, okay.")
+    cells = [Cell(q, s, sample) for q in (benchmark, control) for s in (persona, noise)
+             for sample in (0, 1)]
+    assert [(q.id, s.id) for q, s in rated_pairs(cells)] == [("mlq-001", "persona/age/old")]

@@ -25,10 +25,14 @@ def cell_pairs(cells) -> list[tuple]:
 
 
 def rated_pairs(cells) -> list[tuple]:
-    """The pairs the rater judges (persona / life-event stimuli only)."""
+    """The pairs the rater judges: persona / life-event stimuli on benchmark questions (the
+    should-personalize control set is *meant* to depend on the attribute: never rated, never
+    excluded)."""
     from memlens.questions.orthogonality import is_rated
+    from memlens.questions.should_personalize import is_control_question
 
-    return [(q, s) for q, s in cell_pairs(cells) if is_rated(s)]
+    return [(q, s) for q, s in cell_pairs(cells)
+            if is_rated(s) and not is_control_question(q.id)]
 
 
 def planned_rating_requests(cells) -> list:
