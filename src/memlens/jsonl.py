@@ -67,6 +67,21 @@ def read_text(path: str | Path, what: str, max_bytes: int = MAX_FILE_BYTES) -> s
         raise MemlensError(f"{path}: cannot read {what} ({error.strerror or error})") from None
 
 
+def bundled_or_file(path: str | Path | None, bundled: str, what: str) -> tuple[str, str]:
+    """``(label, text)`` of the package data file ``data/<bundled>`` when ``path`` is None, else
+    of the user's file (read with :func:`read_text`; ``what`` names it in errors).
+
+    >>> bundled_or_file(None, "stimuli/stimuli.jsonl", "stimulus file")[0]
+    'stimuli.jsonl (bundled)'
+    """
+    if path is None:
+        from importlib import resources
+
+        source = resources.files("memlens").joinpath(f"data/{bundled}")
+        return f"{Path(bundled).name} (bundled)", source.read_text(encoding="utf-8")
+    return str(path), read_text(path, what)
+
+
 def iter_json_objects(text: str, label: str,
                       expected: str = "a JSON object") -> Iterator[tuple[int, dict]]:
     """``(line number, object)`` for every non-blank line of JSON-lines ``text``.

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from memlens.errors import MemlensError
-from memlens.jsonl import UniqueIds, iter_json_objects, read_text
+from memlens.jsonl import UniqueIds, bundled_or_file, iter_json_objects
 
 BUNDLED_LICENSE = "CC-BY-4.0 (memlens)"
 
@@ -48,11 +47,7 @@ def load_questions(path: str | Path | None = None) -> list[Question]:
     >>> len(questions) >= 300, questions[0].source
     (True, 'memlens')
     """
-    if path is None:
-        source = resources.files("memlens").joinpath("data/questions/benchmark.jsonl")
-        label, text = "benchmark.jsonl (bundled)", source.read_text(encoding="utf-8")
-    else:
-        label, text = str(path), read_text(path, "question file")
+    label, text = bundled_or_file(path, "questions/benchmark.jsonl", "question file")
     default_source = "memlens" if path is None else Path(path).stem
     questions: list[Question] = []
     ids = UniqueIds(label)

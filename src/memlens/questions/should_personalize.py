@@ -11,11 +11,10 @@ attributes. Each row names the stimulus categories it depends on (``attributes``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from memlens.errors import MemlensError
-from memlens.jsonl import UniqueIds, iter_json_objects, read_text
+from memlens.jsonl import UniqueIds, bundled_or_file, iter_json_objects
 from memlens.questions.benchmark import Question
 
 CONTROL_SETS = ("should-personalize",)
@@ -53,11 +52,7 @@ def load_should_personalize(path: str | Path | None = None,
     >>> len(questions), questions[0].attributes
     (52, ('disability',))
     """
-    if path is None:
-        source = resources.files("memlens").joinpath("data/questions/should_personalize.jsonl")
-        label, text = "should_personalize.jsonl (bundled)", source.read_text(encoding="utf-8")
-    else:
-        label, text = str(path), read_text(path, "control-set file")
+    label, text = bundled_or_file(path, "questions/should_personalize.jsonl", "control-set file")
     ids = UniqueIds(label)
     out: list[ControlQuestion] = []
     expected = "a JSON object with id, text, category, attributes and rationale"

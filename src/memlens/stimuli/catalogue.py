@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from memlens.errors import MemlensError
-from memlens.jsonl import UniqueIds, iter_json_objects, read_text
+from memlens.jsonl import UniqueIds, bundled_or_file, iter_json_objects
 
 STIMULUS_CLASSES = ("control", "noise", "persona", "life_event")
 """Valid values of the ``class`` field, in the order reports show them."""
@@ -52,11 +51,7 @@ def load_stimuli(path: str | Path | None = None) -> list[Stimulus]:
     >>> stimuli[0].id, stimuli[0].text
     ('control/no_perturbation', '')
     """
-    if path is None:
-        source = resources.files("memlens").joinpath("data/stimuli/stimuli.jsonl")
-        label, text = "stimuli.jsonl (bundled)", source.read_text(encoding="utf-8")
-    else:
-        label, text = str(path), read_text(path, "stimulus file")
+    label, text = bundled_or_file(path, "stimuli/stimuli.jsonl", "stimulus file")
     stimuli: list[Stimulus] = []
     ids = UniqueIds(label)
     expected = f"a JSON object with fields {', '.join(_FIELDS)}"

@@ -15,14 +15,13 @@ habits, written for memlens). A memory set renders like any stimulus: ``inject``
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from importlib import resources
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
 from memlens.errors import MemlensError
-from memlens.jsonl import UniqueIds, iter_json_objects, read_text
+from memlens.jsonl import UniqueIds, bundled_or_file, iter_json_objects
 from memlens.rowkeys import derive_seed
 
 MEMORY_SET_CLASSES = ("neutral_set", "persona_in_set", "combination")
@@ -60,11 +59,7 @@ def load_neutral_facts(path: str | Path | None = None) -> list[str]:
     >>> len(load_neutral_facts()), load_neutral_facts()[0]
     (12, 'I prefer tea to coffee.')
     """
-    if path is None:
-        source = resources.files("memlens").joinpath("data/stimuli/neutral_facts.jsonl")
-        label, text = "neutral_facts.jsonl (bundled)", source.read_text(encoding="utf-8")
-    else:
-        label, text = str(path), read_text(path, "neutral facts file")
+    label, text = bundled_or_file(path, "stimuli/neutral_facts.jsonl", "neutral facts file")
     ids, facts = UniqueIds(label), []
     for line_number, row in iter_json_objects(text, label, "a JSON object with id and text"):
         if not all(isinstance(row.get(k), str) and row[k].strip() for k in ("id", "text")):
