@@ -46,3 +46,20 @@ def test_vector_roundtrip_and_frame_columns():
     columns = frame_columns(rows)
     assert "answer_hedging" in columns and "answer_cosine" not in columns
     assert "answer_cosine" not in frame_columns([])
+
+
+def test_finished_answers_do_not_load_the_encoder(tmp_path, monkeypatch):
+    """A resumed, finished run has nothing to embed: MiniLM must not be loaded for it."""
+    from memlens.audit import answers
+    from memlens.store import RunStore
+
+    def no_encoder():
+        raise AssertionError("the encoder was loaded with nothing to embed")
+
+    monkeypatch.setattr(answers, "default_encoder", no_encoder)
+    with RunStore(tmp_path / "run") as store:
+        store.put_rows("audit_steps", [{"id": "r1", "status": "ok"}, {"id": "r2", "status": "ok"}])
+        store.put_rows(answers.ANSWERS_TABLE, [{"id": "r1", "embedding": "AAAA", "words": 3},
+                                               {"id": "r2", "embedding": None, "words": 0}])
+        counts = answers.run_answers(store)
+    assert counts == {"responses": 2, "parsed": 0, "embedded": 0, "missing_text": 0}

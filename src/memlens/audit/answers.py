@@ -124,11 +124,14 @@ def run_answers(store, *, encoder: Callable[[list[str]], np.ndarray] | None | st
     whose row was made without an embedding that can now be computed). Returns counts."""
     done = {row["id"]: row for row in store.rows(ANSWERS_TABLE)}
     usable = {row["id"] for row in store.rows(STEPS_TABLE) if row.get("status") == "ok"}
-    encode = default_encoder() if encoder == "default" else encoder
-    todo = {rid for rid in usable
-            if rid not in done or (encode is not None and done[rid].get("embedding") is None
-                                   and done[rid].get("words", 0) > 0)}
+    missing = {rid for rid in usable if rid not in done}
+    unembedded = {rid for rid in usable - missing
+                  if done[rid].get("embedding") is None and done[rid].get("words", 0) > 0}
     counts = {"responses": len(usable), "parsed": 0, "embedded": 0, "missing_text": 0}
+    if not missing and not unembedded:
+        return counts  # a finished run: the encoder is not even loaded
+    encode = default_encoder() if encoder == "default" else encoder
+    todo = missing | unembedded if encode is not None else missing
     if not todo:
         return counts
     texts = reply_texts(store, todo)
