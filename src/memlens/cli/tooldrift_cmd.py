@@ -233,11 +233,10 @@ the CLI-wide "cannot decide" status, as ``memlens.gate.exits.INSTRUMENT_INVALID`
 def uninterpretable_groups(summary: dict) -> list[str]:
     """``group: reason`` for every group (overall, dimensions, domains) whose Δ is not
     interpretable (see ``memlens.tooldrift.interpret``)."""
-    groups = [("overall", summary)]
-    groups += [(f"dim {name}", group) for name, group in summary.get("by_dimension", {}).items()]
-    groups += [(f"domain {name}", group) for name, group in summary.get("by_domain", {}).items()]
+    from memlens.tooldrift.summary import result_groups
+
     found = []
-    for label, group in groups:
+    for label, group in result_groups(summary):
         verdict = group.get("interpretation") or {}
         if verdict.get("interpretable") is False:
             found.append(f"{label}: {verdict['reasons'][0]['text']}")

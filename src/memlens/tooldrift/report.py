@@ -9,6 +9,7 @@ from pathlib import Path
 
 from memlens.fileio import atomic_write_text
 from memlens.textsafe import escape_html
+from memlens.tooldrift.summary import result_groups
 
 
 def _clean(value: float) -> float:
@@ -50,9 +51,7 @@ def table_rows(summary: dict, short: bool = False) -> list[list[str]]:
     """Rows per group (overall, dimensions, domains): n, r_neutral, r_biased, Δ, Δ 95 % CI,
     Wilcoxon p, paired n, no-call, and (Setting 2) per-condition retrieval rates."""
     rows = []
-    groups = [("overall", summary)]
-    groups += [(f"dim: {name}", group) for name, group in summary["by_dimension"].items()]
-    groups += [(f"domain: {name}", group) for name, group in summary["by_domain"].items()]
+    groups = result_groups(summary)
     retrieval = summary.get("retrieval_mode", "verbatim") != "verbatim" or any(
         group.get("retrieval") for _, group in groups)
     for label, group in groups:

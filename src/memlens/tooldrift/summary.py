@@ -160,6 +160,14 @@ def summarize(rows: list[dict], rubrics: dict[str, Rubric],
     return summary
 
 
+def result_groups(summary: dict) -> list[tuple[str, dict]]:
+    """``(label, group)`` for every result group of a summary, in report order: ``overall``,
+    then ``dim: NAME`` per bias dimension and ``domain: NAME`` per domain."""
+    return [("overall", summary),
+            *((f"dim: {name}", group) for name, group in summary.get("by_dimension", {}).items()),
+            *((f"domain: {name}", group) for name, group in summary.get("by_domain", {}).items())]
+
+
 def write_summary(summary: dict, out_dir: str | Path) -> Path:
     """Write ``out_dir/tooldrift.json``."""
     path = Path(out_dir) / "tooldrift.json"
