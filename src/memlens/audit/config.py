@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memlens.errors import MemlensError
+from memlens.pydantic_config import validation_message
 
 StimulusClass = Literal["control", "noise", "persona", "life_event"]
 
@@ -148,19 +149,6 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def _validation_message(error: ValidationError, source: str) -> str:
-    """One readable line per problem, naming the field."""
-    parts = []
-    for item in error.errors():
-        field = ".".join(str(p) for p in item["loc"]) or "(top level)"
-        if item["type"] == "extra_forbidden":
-            parts.append(f"unknown key {field!r} (valid keys: {', '.join(AuditConfig.model_fields)})")
-        else:
-            message = " ".join(str(item["msg"]).split())
-            parts.append(f"field {field!r}: {message}")
-    return f"{source}: " + "; ".join(parts)
-
-
 def build_config(values: dict[str, Any], source: str = "audit config") -> AuditConfig:
     """Validate ``values`` into an ``AuditConfig``; problems -> MemlensError naming the key.
 
@@ -178,7 +166,8 @@ def build_config(values: dict[str, Any], source: str = "audit config") -> AuditC
     try:
         return AuditConfig(**merged)
     except ValidationError as error:
-        raise MemlensError(_validation_message(error, source)) from None
+        raise MemlensError(validation_message(error, source, AuditConfig.model_fields)) \
+            from None
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def _register_sympref(commands) -> None:
     parser.add_argument("--personas", help="personas JSONL (default: bundled)")
     parser.add_argument("--personas-per-question", type=at.positive_int, default=3)
     parser.add_argument("--samples", type=at.positive_int, default=5, help="candidates per arm (×2 arms)")
-    parser.add_argument("--pairs-per-prompt", type=at.positive_int, default=1,
+    parser.add_argument("--pairs-per-prompt", type=at.nonneg_int, default=1,
                         help="pairs kept per prompt (0 = every chosen × rejected)")
     parser.add_argument("--mix", help="general preference set (JSONL prompt/chosen/rejected)")
     parser.add_argument("--mix-fraction", type=at.unit_interval, default=0.5)

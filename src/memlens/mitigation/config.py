@@ -3,7 +3,9 @@
 Settings resolve in order: dataclass defaults → a YAML file → CLI flags → ``--set KEY=VALUE``
 pairs (any other field of TRL's ``GRPOConfig`` / ``DPOConfig``, passed through unchanged).
 ``to_trl_kwargs`` turns them into TRL config arguments, choosing CPU / bf16 / vLLM from the
-hardware when left on ``auto`` (None).
+hardware when left on ``auto`` (None). The settings are pydantic dataclasses: every value, from a
+file, a flag or Python, is checked against its field's type and range, and a bad one is a
+``MemlensError`` naming where it came from (``grpo.yaml: field 'beta'``, ``--beta``).
 """
 
 from __future__ import annotations
@@ -11,53 +13,108 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
-import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Ge, Gt, Le
+from pydantic import Field, TypeAdapter, ValidationError
 
 from memlens.errors import MemlensError
 from memlens.jsonl import parse_json, parse_yaml, read_text
+from memlens.pydantic_config import UNKNOWN_FIELD, config_dataclass, validation_message
 
 
-@dataclass
+def _number(kind: type, low: float, high: float, *, low_inclusive: bool = True) -> Any:
+    """``kind`` (int or float) from ``low`` (excluded unless ``low_inclusive``) to ``high``,
+    finite."""
+    bound = {"ge" if low_inclusive else "gt": low, "le": high}
+    if kind is float:
+        return Annotated[float, Field(**bound, allow_inf_nan=False)]
+    return Annotated[int, Field(**bound)]
+
+
+# the ranges every value is checked against, from a file, a flag or Python
+Epochs = _number(float, 0, 10_000, low_inclusive=False)
+LearningRate = _number(float, 0, 1, low_inclusive=False)
+BatchSize = _number(int, 1, 1 << 16)
+MaxSteps = _number(int, -1, 10**9)
+Steps = _number(int, 1, 10**9)
+Seed = _number(int, 0, 2**32 - 1)
+LoraRank = _number(int, 1, 4096)
+Generations = _number(int, 2, 1024)
+Temperature = _number(float, 0, 5, low_inclusive=False)
+Tokens = _number(int, 1, 1_000_000)
+Beta = _number(float, 0, 100)
+Fraction = _number(float, 0, 1)
+
+
+def setting_problem(cls: type, item: dict) -> str:
+    """One pydantic error item about a settings field, phrased as before pydantic: an unknown
+    setting lists the known ones, a range names its bounds and the value, a type names it.
+
+    >>> setting_problem(GRPOSettings, {"type": "less_than_equal", "loc": ("learning_rate",),
+    ...                                "input": "1e400", "msg": ""})
+    "setting 'learning_rate' must be a finite number > 0 and <= 1, got inf"
+    """
+    name = str(item["loc"][0]) if item["loc"] else ""
+    known = settings_fields(cls)
+    if item["type"] in UNKNOWN_FIELD or name not in known:
+        return (f"unknown setting '{name}' (known: {', '.join(sorted(known))}; other TRL fields "
+                "go in 'extra' / --set KEY=VALUE)")
+    info = cls.__pydantic_fields__[name]
+    value = item.get("input")
+    if value is None:
+        return f"setting '{name}' needs a value"
+    bounds = {type(rule): rule for rule in info.metadata if isinstance(rule, Ge | Gt | Le)}
+    if bounds and item["type"] in ("greater_than", "greater_than_equal", "less_than_equal",
+                                   "finite_number"):
+        low = bounds[Ge].ge if Ge in bounds else bounds[Gt].gt
+        value = TypeAdapter(info.annotation).validate_python(value)  # as converted: '1e400' -> inf
+        return (f"setting '{name}' must be a finite number {'>=' if Ge in bounds else '>'} "
+                f"{low:g} and <= {bounds[Le].le:g}, got {value!r}")
+    kind = getattr(info.annotation, "__name__", None) or str(info.annotation)
+    return f"setting '{name}' expects {kind}, got {value!r}"
+
+
+@config_dataclass(describe=setting_problem)
 class TrainingSettings:
     """Fields shared by GRPO and DPO."""
 
-    num_train_epochs: float = 3.0
+    num_train_epochs: Epochs = 3.0
     """Epochs over the training split (paper: 3)."""
-    learning_rate: float = 1e-6
-    per_device_train_batch_size: int = 8
-    gradient_accumulation_steps: int = 1
-    max_steps: int = -1
+    learning_rate: LearningRate = 1e-6
+    per_device_train_batch_size: BatchSize = 8
+    gradient_accumulation_steps: BatchSize = 1
+    max_steps: MaxSteps = -1
     """Stop after this many optimizer steps (-1: run the epochs). Smoke runs set a few."""
-    logging_steps: int = 10
-    save_steps: int = 500
-    seed: int = 0
+    logging_steps: Steps = 10
+    save_steps: Steps = 500
+    seed: Seed = 0
     bf16: bool | None = None
     """bfloat16 training; None = on when a CUDA GPU supports it (always off on CPU)."""
     lora: bool = False
     """Train LoRA adapters through peft instead of all parameters."""
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_dropout: float = 0.05
+    lora_r: LoraRank = 16
+    lora_alpha: BatchSize = 32
+    lora_dropout: Fraction = 0.05
     deepspeed: str | None = None
     """DeepSpeed config JSON (e.g. the shipped ``deepspeed_zero3.json``); GPUs only."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Any other TRL config field, passed through (``--set KEY=VALUE``)."""
 
 
-@dataclass
+@config_dataclass(describe=setting_problem)
 class GRPOSettings(TrainingSettings):
     """GRPO with the paper's settings (App. I.2): K = 4 at T = 1.0, 3 epochs, batch 8, prompts
     ≤ 640 and completions ≤ 1024 tokens, KL coefficient 0.01, 80/20 split."""
 
-    num_generations: int = 4
-    temperature: float = 1.0
-    max_prompt_length: int = 640
+    num_generations: Generations = 4
+    temperature: Temperature = 1.0
+    max_prompt_length: Tokens = 640
     """Prompts longer than this (in tokens, chat template applied) are dropped, as in the paper."""
-    max_completion_length: int = 1024
-    beta: float = 0.01
+    max_completion_length: Tokens = 1024
+    beta: Beta = 0.01
     """KL coefficient λ_KL against the reference policy (TRL's default is 0.0: no KL)."""
     loss_type: str = "grpo"
     """The paper's objective (eq. 23): per-sequence mean, group-standardised advantages."""
@@ -72,20 +129,20 @@ class GRPOSettings(TrainingSettings):
     vllm_mode: str = "colocate"
 
 
-@dataclass
+@config_dataclass(describe=setting_problem)
 class DPOSettings(TrainingSettings):
     """DPO with the paper's settings (App. I.1): sigmoid loss, lr 5e-6, cosine, warmup 0.1,
     3 epochs, bf16, max length 1024, batch 1 × accumulation 16, save every 500, log every 10."""
 
-    learning_rate: float = 5e-6
-    per_device_train_batch_size: int = 1
-    gradient_accumulation_steps: int = 16
+    learning_rate: LearningRate = 5e-6
+    per_device_train_batch_size: BatchSize = 1
+    gradient_accumulation_steps: BatchSize = 16
     loss_type: str = "sigmoid"
-    beta: float = 0.1
+    beta: Beta = 0.1
     """DPO β (not stated in the paper; TRL's default)."""
     lr_scheduler_type: str = "cosine"
-    warmup_ratio: float = 0.1
-    max_length: int = 1024
+    warmup_ratio: Fraction = 0.1
+    max_length: Tokens = 1024
 
 
 # fields that are ours, not TRL's
@@ -93,80 +150,37 @@ _OWN_FIELDS = {"lora", "lora_r", "lora_alpha", "lora_dropout", "extra", "max_pro
                "rewards", "labeler", "reference_column", "warmup_ratio"}
 
 
-# numeric ranges, checked on every value from a file or a flag: (low, high, low inclusive)
-LIMITS: dict[str, tuple[float, float, bool]] = {
-    "num_train_epochs": (0, 10_000, False), "learning_rate": (0, 1, False),
-    "per_device_train_batch_size": (1, 1 << 16, True),
-    "gradient_accumulation_steps": (1, 1 << 16, True), "max_steps": (-1, 10**9, True),
-    "logging_steps": (1, 10**9, True), "save_steps": (1, 10**9, True),
-    "seed": (0, 2**32 - 1, True), "lora_r": (1, 4096, True), "lora_alpha": (1, 1 << 16, True),
-    "lora_dropout": (0, 1, True), "num_generations": (2, 1024, True),
-    "temperature": (0, 5, False), "max_prompt_length": (1, 1_000_000, True),
-    "max_completion_length": (1, 1_000_000, True), "max_length": (1, 1_000_000, True),
-    "beta": (0, 100, True), "warmup_ratio": (0, 1, True),
-}
-
-
-def check_range(name: str, value: Any, where: str) -> Any:
-    """``value`` if it is finite and within ``LIMITS[name]``, else ``MemlensError``.
-
-    >>> check_range("learning_rate", 1e-6, "--learning-rate")
-    1e-06
-    >>> check_range("learning_rate", float("nan"), "--learning-rate")
-    Traceback (most recent call last):
-    memlens.errors.MemlensError: --learning-rate: setting 'learning_rate' must be a finite number > 0 and <= 1, got nan
-    """
-    if name not in LIMITS or isinstance(value, bool) or not isinstance(value, int | float):
-        return value
-    low, high, low_inclusive = LIMITS[name]
-    inside = low <= value <= high if low_inclusive else low < value <= high
-    if not (math.isfinite(value) and inside):
-        raise MemlensError(f"{where}: setting '{name}' must be a finite number "
-                           f"{'>=' if low_inclusive else '>'} {low:g} and <= {high:g}, "
-                           f"got {value!r}")
-    return value
-
-
 def settings_fields(cls: type[TrainingSettings]) -> dict[str, dataclasses.Field]:
     """The settings' fields by name (``extra`` excluded)."""
     return {f.name: f for f in dataclasses.fields(cls) if f.name != "extra"}
 
 
-def coerce(cls: type[TrainingSettings], name: str, value: Any, where: str) -> Any:
-    """Convert ``value`` (from YAML or the command line) to the type of field ``name``.
+def validate_settings(cls: type[TrainingSettings], values: dict[str, Any],
+                      sources: dict[str, str], default_source: str) -> TrainingSettings:
+    """``cls`` from ``values`` validated by pydantic; problems -> one ``MemlensError`` naming
+    where each bad value came from (``sources[name]``: a file's field, a flag; else
+    ``default_source``) and what was expected.
 
-    >>> coerce(GRPOSettings, "beta", "0.02", "--beta")
+    >>> validate_settings(GRPOSettings, {"beta": "0.02"}, {}, "-").beta
     0.02
-    >>> coerce(GRPOSettings, "use_vllm", "auto", "--use-vllm") is None
-    True
+    >>> validate_settings(GRPOSettings, {"learning_rate": "nan"}, {"learning_rate":
+    ...                   "--learning-rate"}, "-")
+    Traceback (most recent call last):
+    memlens.errors.MemlensError: --learning-rate: setting 'learning_rate' must be a finite number > 0 and <= 1, got nan
     """
-    fields = settings_fields(cls)
-    if name not in fields:
-        raise MemlensError(f"{where}: unknown setting '{name}' (known: {', '.join(sorted(fields))};"
-                           " other TRL fields go in 'extra' / --set KEY=VALUE)")
-    kind = str(fields[name].type)
-    if value is None or (isinstance(value, str) and value.lower() in ("auto", "none", "null")):
-        if "None" in kind:
-            return None
-        raise MemlensError(f"{where}: setting '{name}' needs a value")
     try:
-        if kind.startswith("bool"):
-            if isinstance(value, str):
-                if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                    raise ValueError(value)
-                return value.lower() in ("true", "1", "yes")
-            return bool(value)
-        if kind.startswith("int"):
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError(value)
-            return check_range(name, int(value), where)
-        if kind.startswith("float"):
-            return check_range(name, float(value), where)
-        if isinstance(value, dict | list):
-            raise TypeError(value)
-        return str(value)
-    except (TypeError, ValueError, OverflowError):
-        raise MemlensError(f"{where}: setting '{name}' expects {kind}, got {value!r}") from None
+        return TypeAdapter(cls).validate_python(values)
+    except ValidationError as error:
+        raise MemlensError(validation_message(
+            error, lambda name: sources.get(name, default_source),
+            describe=lambda item: setting_problem(cls, item))) from None
+
+
+def _text_value(value: Any) -> Any:
+    """A value from YAML or a flag: ``auto`` / ``none`` / ``null`` (any case) mean None."""
+    if isinstance(value, str) and value.lower() in ("auto", "none", "null"):
+        return None
+    return value
 
 
 def parse_extra(pairs: list[str]) -> dict[str, Any]:
@@ -195,8 +209,9 @@ def resolve_settings(cls: type[TrainingSettings], config_file: str | Path | None
                      overrides: dict[str, Any] | None = None,
                      extra: dict[str, Any] | None = None) -> TrainingSettings:
     """Defaults, then the YAML ``config_file``, then ``overrides`` (None values ignored), then
-    ``extra`` TRL fields."""
+    ``extra`` TRL fields. Every value from the file is checked, also one a flag replaces."""
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     merged_extra: dict[str, Any] = {}
     if config_file is not None:
         data = _read_yaml(Path(config_file))
@@ -205,13 +220,15 @@ def resolve_settings(cls: type[TrainingSettings], config_file: str | Path | None
             raise MemlensError(f"{config_file}: field 'extra' must be a mapping of TRL field: "
                                f"value, got {type(file_extra).__name__}")
         merged_extra.update({str(key): value for key, value in file_extra.items()})
-        for name, value in data.items():
-            values[name] = coerce(cls, name, value, f"{config_file}: field '{name}'")
+        values = {str(name): _text_value(value) for name, value in data.items()}
+        sources = {name: f"{config_file}: field '{name}'" for name in values}
+        validate_settings(cls, values, sources, str(config_file))
     for name, value in (overrides or {}).items():
         if value is not None:
-            values[name] = coerce(cls, name, value, f"--{name.replace('_', '-')}")
+            values[name] = _text_value(value)
+            sources[name] = f"--{name.replace('_', '-')}"
     merged_extra.update(extra or {})
-    return cls(**values, extra=merged_extra)
+    return validate_settings(cls, {**values, "extra": merged_extra}, sources, "training settings")
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

@@ -23,15 +23,26 @@ columns), ``table.md``, ``eval_report.json`` and the drift-versus-capability fig
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import Field
 
 from memlens.errors import MemlensError
 from memlens.fileio import atomic_path, atomic_write_text
 from memlens.metrics import dtw, lexical_diversity
 from memlens.mitigation.judging import SCORE_SCHEMA, ask_scores, score_messages
+from memlens.pydantic_config import (
+    Count,
+    MaxTokens,
+    PathText,
+    Seed,
+    Temperature,
+    TopP,
+    config_dataclass,
+)
 
 COLUMNS = ["model", "MMLU", "GSM8K", "IF(strict)", "IF(loose)", "DTW", "Diversity",
            "Helpfulness", "NonDistraction", "n", "no_steps", "failed", "judge_invalid"]
@@ -43,28 +54,30 @@ MIN_N = 10
 N_BOOTSTRAP = 2000
 
 
-@dataclass
+@config_dataclass
 class EvalConfig:
-    """What to evaluate and how."""
+    """What to evaluate and how (validated when constructed: a wrong type or an out-of-range
+    value is a ``MemlensError`` naming the field)."""
 
-    models: list[str]
-    data: str
+    models: Annotated[list[str], Field(min_length=1)]
+    data: Any
+    """The held-out data: a path (text) or an in-memory data set (see ``held_out_rows``)."""
     labeler: str = "embedded"
     judge: str | None = None
     lm_eval_tasks: list[str] = field(default_factory=list)
-    lm_eval_limit: int | None = None
+    lm_eval_limit: Count | None = None
     """Seeded subset of this many items per capability task (None: all items)."""
-    lm_eval_data: str | None = None
+    lm_eval_data: PathText | None = None
     """Folder with the local task data (see ``lm_eval_adapter``); None: smoke test only."""
-    lm_eval_files: dict[str, str] = field(default_factory=dict)
+    lm_eval_files: dict[str, PathText] = field(default_factory=dict)
     """``{task: path}`` overriding ``lm_eval_data`` per task."""
-    lm_eval_max_tokens: int = 256
-    limit: int | None = None
-    seed: int = 0
-    max_tokens: int = 1024
-    temperature: float = 0.7
-    top_p: float = 0.98
-    top_k: int = 50
+    lm_eval_max_tokens: MaxTokens = 256
+    limit: Count | None = None
+    seed: Seed = 0
+    max_tokens: MaxTokens = 1024
+    temperature: Temperature = 0.7
+    top_p: TopP = 0.98
+    top_k: Count = 50
 
 
 EVAL_RUNTIME_ONLY = frozenset({"models", "data", "lm_eval_tasks", "lm_eval_limit", "lm_eval_data",
@@ -345,7 +358,7 @@ def display_table(results: list[dict]) -> str:
 
 def write_outputs(frame, results: list[dict], config: EvalConfig, out: Path) -> None:
     """``table.csv``, ``table.md``, ``eval_report.json`` and the figure (PNG + SVG)."""
-    from memlens.report.mitigation_figures import drift_capability_figure
+    from memlens.mitigation.figures import drift_capability_figure
 
     with atomic_path(out / "table.csv") as temporary:
         frame.to_csv(temporary, index=False)

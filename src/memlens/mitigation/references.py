@@ -12,7 +12,7 @@ question), split 80/20, and ``references_report.json``.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,15 @@ from memlens.errors import MemlensError
 from memlens.fileio import atomic_write_text
 from memlens.mitigation.judging import first_json_object, require_judge
 from memlens.ontology.schema import symbol_sequence
+from memlens.pydantic_config import (
+    Count,
+    MaxTokens,
+    PathText,
+    Seed,
+    SplitFraction,
+    Temperature,
+    config_dataclass,
+)
 
 PICK_PROMPT = """Below are {count} candidate answers to a question. Pick the one that best follows
 the instruction (numbered reasoning steps, then a final answer), is most helpful, and whose steps
@@ -33,22 +42,23 @@ Question: {question}
 Reply with JSON only: {{"best": <candidate number, 1..{count}>}}"""
 
 
-@dataclass
+@config_dataclass
 class ReferenceConfig:
-    """Settings of one reference build."""
+    """Settings of one reference build (validated when constructed: a wrong type or an
+    out-of-range value is a ``MemlensError`` naming the field)."""
 
     model: str = "embedded"
     judge: str | None = None
     """Judge model string; required (a capable model — SmolLM2 as judge rates everything alike)."""
     labeler: str = "embedded"
-    candidates: int = 4
-    questions: str | None = None
-    stimuli: str | None = None
-    limit: int | None = None
-    seed: int = 0
-    temperature: float = 0.7
-    max_tokens: int = 1024
-    test_fraction: float = 0.2
+    candidates: Count = 4
+    questions: PathText | None = None
+    stimuli: PathText | None = None
+    limit: Count | None = None
+    seed: Seed = 0
+    temperature: Temperature = 0.7
+    max_tokens: MaxTokens = 1024
+    test_fraction: SplitFraction = 0.2
 
 
 def pick_messages(question: str, answers: list[str]) -> list[dict]:

@@ -13,7 +13,7 @@ goes through ``run_requests`` with the run store in ``out``, so a re-run resumes
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from memlens.fileio import atomic_write_text
@@ -28,31 +28,46 @@ from memlens.mitigation.judging import (
 from memlens.mitigation.mixing import mix_general
 from memlens.mitigation.personas import Persona, load_personas, sample_personas
 from memlens.mitigation.rewrite import finish_rewrite, rewrite_messages
+from memlens.pydantic_config import (
+    Count,
+    CountOrZero,
+    MaxTokens,
+    PathText,
+    Seed,
+    SplitFraction,
+    Temperature,
+    TopP,
+    UnitFraction,
+    config_dataclass,
+)
 
 
-@dataclass
+@config_dataclass
 class SymPrefConfig:
-    """Settings of one SymPreference build (paper defaults)."""
+    """Settings of one SymPreference build (paper defaults; validated when constructed: a wrong
+    type or an out-of-range value is a ``MemlensError`` naming the field)."""
 
     model: str = "embedded"
     judge: str | None = None
     """Judge model string; required (a capable model — SmolLM2 as judge rates everything alike)."""
     rewriter: str | None = None
     """Rewriter model string; None = the judge."""
-    personas: str | None = None
-    personas_per_question: int = 3
-    samples_per_arm: int = 5
-    temperature: float = 1.0
-    top_p: float = 0.95
-    pairs_per_prompt: int = 1
-    questions: str | None = None
-    limit: int | None = None
-    seed: int = 0
-    max_tokens: int = 1024
-    mix: str | None = None
-    mix_fraction: float = 0.5
-    max_length_difference: int = 20
-    test_fraction: float = 0.2
+    personas: PathText | None = None
+    personas_per_question: Count = 3
+    samples_per_arm: Count = 5
+    temperature: Temperature = 1.0
+    top_p: TopP = 0.95
+    pairs_per_prompt: CountOrZero = 1
+    """Pairs kept per prompt; 0 keeps every chosen × rejected pair."""
+    questions: PathText | None = None
+    limit: Count | None = None
+    seed: Seed = 0
+    max_tokens: MaxTokens = 1024
+    mix: PathText | None = None
+    mix_fraction: UnitFraction = 0.5
+    """Share of general preference rows in the mixed set (``mix_general`` needs it below 1)."""
+    max_length_difference: CountOrZero = 20
+    test_fraction: SplitFraction = 0.2
 
 
 SYMPREF_RUNTIME_ONLY = frozenset({"mix", "mix_fraction", "max_length_difference",

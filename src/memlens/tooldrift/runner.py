@@ -15,14 +15,23 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 from memlens.engine import run_requests
 from memlens.errors import MemlensError
 from memlens.fileio import atomic_write_text
 from memlens.models.base import ChatModel, ChatRequest, GenerationParams
+from memlens.pydantic_config import (
+    Count,
+    CountOrZero,
+    MaxTokens,
+    Seed,
+    Temperature,
+    UnitFraction,
+    config_dataclass,
+)
 from memlens.rowkeys import join_key
 from memlens.runmanifest import content_sha256, open_run_manifest
 from memlens.store import RunStore
@@ -65,35 +74,40 @@ class VerbatimMemory:
         return entry.memories(condition)
 
 
-@dataclass
-class RunConfig:
-    """Settings of one tool-drift run (stored in the manifest)."""
+CallPath = Literal["auto", "tools", "json_schema"]
+"""``RunConfig.call_path``: see ``call_path``."""
 
-    k: int = 5
+
+@config_dataclass
+class RunConfig:
+    """Settings of one tool-drift run (stored in the manifest; validated when constructed: a
+    wrong type or an out-of-range value is a ``MemlensError`` naming the field)."""
+
+    k: Count = 5
     """Tool calls per condition."""
-    setting: int = 1
+    setting: Literal[1, 2] = 1
     """1 = memory verbatim in the system prompt; 2 = retrieved by a memory framework."""
     framework: str | None = None
     """Setting 2 framework: mem0, mempalace or simplemem."""
-    seed: int = 0
+    seed: Seed = 0
     """Base sampling seed; call k of every condition uses seed + k."""
-    temperature: float = 0.7
-    max_tokens: int = 512
-    limit: int | None = None
+    temperature: Temperature = 0.7
+    max_tokens: MaxTokens = 512
+    limit: Count | None = None
     """Only the first N entries (quick runs)."""
-    n_bootstrap: int = 10_000
+    n_bootstrap: Count = 10_000
     tool_choice: str = "entry"
     """``entry`` (force each entry's own tool by name), ``auto``, ``required`` or a tool name."""
-    call_path: str = "auto"
+    call_path: CallPath = "auto"
     """``auto`` (native tools when the backend can force a call, else JSON schema), ``tools`` or
     ``json_schema``."""
     judge: str | None = None
     """Model string of the deflection judge (optional)."""
-    min_biased_retrieval_count: int = 2
-    min_biased_retrieval_share: float = 0.25
+    min_biased_retrieval_count: CountOrZero = 2
+    min_biased_retrieval_share: UnitFraction = 0.25
     """Setting 2: Δ is interpretable only when a biased memory was retrieved in at least
     max(count, ceil(share × n)) of a group's n biased-condition queries (``interpret.py``)."""
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def memory_mode(config: RunConfig) -> str:
@@ -139,7 +153,6 @@ def constrained_schema(schema: dict) -> dict:
 ENTRY_TOOL = "entry"
 """``--tool-choice`` default: force the entry's own tool (``tool_choice`` = its name)."""
 TOOL_CHOICE_KEYWORDS = ("auto", "required", ENTRY_TOOL)
-CALL_PATHS = ("auto", "tools", "json_schema")
 
 
 def check_tool_choice(tool_choice: str, entries: list[Entry]) -> None:
@@ -164,9 +177,6 @@ def call_path(model: ChatModel, config: RunConfig) -> str:
     >>> call_path(FakeModel(), RunConfig()), call_path(FakeModel(), RunConfig(call_path="json_schema"))
     ('tools', 'json_schema')
     """
-    if config.call_path not in CALL_PATHS:
-        raise MemlensError(f"--call-path '{config.call_path}': expected one of "
-                           f"{', '.join(CALL_PATHS)}")
     if config.call_path != "auto":
         if config.call_path == "tools" and not model.supports_tools:
             raise MemlensError(f"--call-path tools: {model.model_id} has no native tool calling; "
@@ -227,8 +237,6 @@ def run_tooldrift(model: ChatModel, dataset: Dataset, out_dir: str | Path,
     Returns the ``tooldrift.json`` summary (with ``run`` timing and call counts added).
     """
     config = config or RunConfig()
-    if config.k < 1:
-        raise MemlensError(f"--k must be at least 1, got {config.k}")
     memory = memory or VerbatimMemory()
     entries = select_entries(dataset, config.limit, getattr(memory, "entry_ids", None))
     check_tool_choice(config.tool_choice, entries)
