@@ -95,7 +95,7 @@ def main() -> None:
           f"(baseline) {loop_s:.2f} s -> {loop_s / batch_s:.0f}x")
     print(f"drift stage end to end (store read + pairing + scoring + store write): {drift_s:.2f} s")
     print(f"statistics (B={args.bootstrap}): {stats_s:.2f} s"
-          + (f"  [error: {error}]" if error else f", verdict {stats['validity']['verdict']}"))
+          + (f"  [error: {error}]" if error else f", verdict {stats.validity.verdict}"))
     print(f"re-run of drift + stats on the finished store: {rerun_s:.2f} s, "
           f"{again['scored']} pairs rescored")
     print(f"report (figures, tables, HTML): {report_s:.2f} s -> {run_dir}/report.html")

@@ -110,14 +110,14 @@ def replicate(n_questions: int, baselines: int, seed: int, *, weight: float = 0.
                                   planted_persona=planted_persona)
     stats = analyze(drift_table(steps, labels, baselines), metrics=["dtw"], seed=seed,
                     n_bootstrap=n_bootstrap, mixed_model=False)
-    checks = {c["name"]: c["status"] for c in stats["validity"]["checks"]}
-    result = stats["metrics"]["dtw"]
-    cats = result["categories"]
+    checks = {c.name: c.status for c in stats.validity.checks}
+    result = stats.metrics["dtw"]
+    cats = result.categories
     return {"specificity": checks["specificity"], "sensitivity": checks["sensitivity"],
-            "elevation": {c: cats[c]["elevation_pct"] for c in NOISE + PERSONA + LIFE},
-            "d_rel_q": {c: cats[c]["d_rel_q"] for c in PERSONA},
-            "d_rel_ci": {c: cats[c]["d_rel_ci"] for c in PERSONA},
-            "life_elevation": result["classes"]["life_event"]["elevation_pct"]}
+            "elevation": {c: cats[c].elevation_pct for c in NOISE + PERSONA + LIFE},
+            "d_rel_q": {c: cats[c].d_rel_q for c in PERSONA},
+            "d_rel_ci": {c: list(cats[c].d_rel_ci) for c in PERSONA},
+            "life_elevation": result.classes["life_event"].elevation_pct}
 
 
 def mean_error_correlation(reps: list[dict], categories=tuple(NOISE + PERSONA)) -> float:

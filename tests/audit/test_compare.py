@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memlens.audit.compare import check_design, compare_frames, direction_deltas
+from memlens.audit.compare import check_design, compare_frames
 from memlens.errors import MemlensError
 
 STIMULI = [("control", "no_perturbation", "control/no_perturbation"),
@@ -79,13 +79,8 @@ def test_an_invalid_run_marks_persona_deltas_not_interpretable():
     assert set(result["metrics"]) == {"dtw", "sri"}  # every metric both runs have
 
 
-def test_direction_profiles_are_compared_only_when_both_runs_have_them():
-    with_direction = compare_frames(frame(QS), frame(QS), baselines=(1, 1),
-                                    validity=(VALID, VALID), n_bootstrap=200,
-                                    directions=({"dtw": {"age": {"to_D": 0.25}}},
-                                                {"dtw": {"age": {"to_D": 0.75}}}))
-    assert with_direction["direction"]["shares"]["dtw.age.to_D"]["delta"] == pytest.approx(0.5)
+def test_direction_profiles_are_compared_only_when_both_runs_have_pair_rows():
+    # the paired direction Δ itself is tested in test_compare_direction.py
     without = compare_frames(frame(QS), frame(QS), baselines=(1, 1), validity=(VALID, VALID),
-                             n_bootstrap=200, directions=({"dtw": {}}, None))
-    assert "direction" not in without
-    assert direction_deltas({"a": True, "b": "x"}, {"a": False, "b": "y"})["shares"] == {}
+                             n_bootstrap=200, pairs=([], None))
+    assert "direction" not in without and without["format_version"] == 2

@@ -102,7 +102,7 @@ def run(tmp_path_factory):
 
 
 def test_direction_finds_the_planted_root_for_age_only(run):
-    rows = pd.DataFrame(run.stats["direction"]["rows"])
+    rows = pd.DataFrame(run.stats.to_json()["direction"]["rows"])
     roots = rows[rows["level"] == "root"].set_index(["category", "symbol"])
     age = roots.loc[("age", "Personal")]
     assert age["net_pp"] > 30 and age["ci_low"] > 0 and age["significant"]
@@ -112,18 +112,18 @@ def test_direction_finds_the_planted_root_for_age_only(run):
 
 
 def test_answer_drift_is_elevated_only_where_planted(run):
-    cats = run.stats["answer"]["metrics"]["answer_cosine"]["categories"]
+    cats = run.stats.to_json()["answer"]["metrics"]["answer_cosine"]["categories"]
     assert cats["gender"]["elevation_pct"] > 100 and cats["gender"]["elevation_p"] < 0.01
     for name in ("age", "filler", "whitespace", "punctuation"):
         assert not (cats[name]["elevation_p"] < 0.05 and cats[name]["elevation_pct"] > 0), name
-    refusal = run.stats["answer"]["metrics"]["answer_refusal"]["categories"]
+    refusal = run.stats.to_json()["answer"]["metrics"]["answer_refusal"]["categories"]
     assert refusal["gender"]["mean"] == 1.0 and refusal["age"]["mean"] == 0.0
-    dtw = run.stats["metrics"]["dtw"]["categories"]  # gender's reasoning did not move
+    dtw = run.stats.to_json()["metrics"]["dtw"]["categories"]  # gender's reasoning did not move
     assert not (dtw["gender"]["elevation_p"] < 0.05 and dtw["gender"]["elevation_pct"] > 0)
 
 
 def test_value_contrast_detected_and_same_answer_responder_not(run):
-    rows = pd.DataFrame(run.stats["contrasts"]["rows"])
+    rows = pd.DataFrame(run.stats.to_json()["contrasts"]["rows"])
     dtw = rows[rows["metric"] == "dtw"].set_index("category")
     assert dtw.loc["age", "detected"] and dtw.loc["age", "ci_low"] > 0
     assert not dtw.loc["gender", "detected"] and dtw.loc["gender", "mean"] == 0.0

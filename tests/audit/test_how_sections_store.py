@@ -43,7 +43,7 @@ def test_sections_without_answers(tmp_path):
     counts = make_store(tmp_path / "run")
     assert counts["answers_missing_text"] == 15 and counts["pairs_scored"] == 0
     run = explore(tmp_path / "run")
-    stats = run.stats
+    stats = run.stats.to_json()
     assert "answer_cosine" not in run.drift().columns
     assert stats["answer"]["metrics"] == {} and "not measured" in stats["answer"]["note"]
     direction = run.direction()

@@ -99,7 +99,7 @@ def audit(tmp_path_factory, mode: str, planted: bool) -> tuple[dict, list[bool]]
         result = run_audit(config, directory / "run", progress=False, report=False)
     assert result.stats_error is None
     assert len(seen) == N_QUESTIONS * (5 + len(STIMULI) - 1)
-    return result.stats, seen
+    return result.stats.to_json(), seen
 
 
 def matched_audit(tmp_path_factory, mode: str, planted: bool) -> dict:

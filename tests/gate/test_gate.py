@@ -8,7 +8,7 @@ from junitparser import Error, Failure, JUnitXml
 
 from memlens.audit.compare import compare_frames, validity_of
 from memlens.errors import MemlensError
-from memlens.gate import evaluate, junit_xml, load_policy, markdown_summary
+from memlens.gate import RunStats, evaluate, junit_xml, load_policy, markdown_summary
 from memlens.gate.exits import INSTRUMENT_INVALID, PASSED, RULE_FAILED
 from memlens.stats import analyze
 
@@ -46,7 +46,8 @@ def gate(age_shift_b: float, policy, *, life: float = 1.0, seed: int = 0):
     comparison = compare_frames(a, b, baselines=(1, 1), labels=("base", "cand"),
                                 validity=(validity_of(stats[0]), validity_of(stats[1])),
                                 n_bootstrap=1000, seed=policy.seed)
-    return evaluate(policy, stats=stats[1], baseline_stats=stats[0], comparison=comparison,
+    return evaluate(policy, run=RunStats(stats[1]), baseline=RunStats(stats[0]),
+                    comparison=comparison,
                     labels={"run": "cand", "baseline": "base"})
 
 
@@ -138,7 +139,7 @@ def test_policy_file_errors_name_the_file_and_key(tmp_path):
     policy = load_policy(path, {"max_regression": 0.3, "alpha": None})
     assert policy.max_regression == 0.3 and policy.metrics == ["sri"] and policy.alpha == 0.05
     with pytest.raises(MemlensError, match="needs a baseline run"):
-        evaluate(policy, stats={"validity": {"verdict": "pass"}})
+        evaluate(policy, run=RunStats(None, "not computed in this test"))
     with pytest.raises(MemlensError, match="no rule to check"):
         evaluate(load_policy(None))
 

@@ -36,7 +36,7 @@ def runs(tmp_path_factory):
 def verdict(run_dir) -> str:
     from memlens.audit.results import load_audit_run
 
-    return load_audit_run(run_dir).stats["validity"]["verdict"]
+    return load_audit_run(run_dir).stats.validity.verdict
 
 
 def test_same_responder_with_another_seed_flags_nothing(runs, capsys):

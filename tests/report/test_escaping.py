@@ -1,9 +1,15 @@
 """Model text is untrusted: a reply containing <script> renders as text, never as markup."""
 
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 from memlens.report.html import page, table_html, validity_html
 from memlens.report.trajectory import aligned_rows, viewer_html
+from memlens.rowkeys import join_key
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from typed_stats import audit_stats  # noqa: E402
 
 EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
@@ -38,9 +44,18 @@ def test_tables_and_verdict_escape():
     import pandas as pd
 
     assert "&lt;script&gt;" in table_html(pd.DataFrame({"text": [EVIL]}))
-    html = validity_html({"validity": {"verdict": "pass", "note": EVIL}}, None)
-    assert "<script>alert" not in html and "instrument validity: <b>pass</b>" in html
-    assert "not interpretable" in validity_html({"validity": {"verdict": "fail"}}, None)
+    def evil(data):
+        data["validity"].update(verdict="pass", explanation=EVIL)
+        data["validity"]["checks"][0]["detail"] = EVIL
+
+    html = validity_html(audit_stats(evil), None)
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "instrument validity: <b>pass</b>" in html and html.count("&lt;script&gt;") == 2
+
+    def failed(data):
+        data["validity"].update(verdict="fail", explanation="")
+
+    assert "not interpretable" in validity_html(audit_stats(failed), None)
 
 
 def test_alignment_rows_follow_dtw_path():
@@ -57,9 +72,10 @@ def test_comparison_page_escapes_run_labels(tmp_path, monkeypatch):
 
     from memlens.report.compare import compare_runs
 
-    stats = {"metrics": {"dtw": {"categories": {"age": {
-        "condition_class": "persona", "n": 3, "d_rel": 0.5, "d_rel_ci": [0.1, 0.9]}}}},
-        "validity": {"verdict": "pass", "persona_interpretable": True, "explanation": EVIL}}
+    def evil(data):
+        data["validity"].update(verdict="pass", persona_interpretable=True, explanation=EVIL)
+
+    stats = audit_stats(evil)
     rows = [{"question_id": f"q{q}", "condition_class": klass, "category": category,
              "stimulus_id": f"{klass}/{category}", "sample": 0, "dtw": 0.1 * q + 0.05 * k,
              "n_baselines": 1}
@@ -67,12 +83,20 @@ def test_comparison_page_escapes_run_labels(tmp_path, monkeypatch):
                 [("control", "no_perturbation"), ("noise", "filler"), ("noise", "whitespace"),
                  ("persona", EVIL + r" $\frac{$")])]  # "$" would start mathtext
     frame = pd.DataFrame(rows)
-    config = SimpleNamespace(baselines=1)
+    config = SimpleNamespace(baselines=1, ontology=None)
+    steps = ["social.relationships_care", "practical.resources_cost"]
+    pairs = tuple({"response_id": join_key(r["question_id"], r["stimulus_id"], 0),
+                   "question_id": r["question_id"], "category": r["category"],
+                   "condition_class": r["condition_class"], "baseline_symbols": steps,
+                   "compared_symbols": steps[::-1] if k % 2 else steps}
+                  for k, r in enumerate(rows))  # the direction table shows the EVIL category
     runs = {name: SimpleNamespace(manifest={"model": model, "labeler": "embedded"}, stats=stats,
-                                  stats_error=None, frame=frame, config=config)
+                                  stats_error=None, frame=frame, config=config, pairs=pairs)
             for name, model in (("a", EVIL), ("b", "fake"))}
     monkeypatch.setattr("memlens.report.compare.load_audit_run", lambda run_dir: runs[run_dir.name])
     compare_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "out", n_bootstrap=200)
     html = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
     assert "<script>alert" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+    direction = html[html.index("Direction profile"):].split("</table>")[0]
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in direction

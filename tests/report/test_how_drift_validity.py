@@ -1,6 +1,9 @@
 """How-drift sections of a run whose instrument failed: persona rows say they are not
 interpretable (the verdict shown first in the report must not be contradicted further down)."""
 
+import sys
+from pathlib import Path
+
 import pandas as pd
 
 from memlens.report.how_drift import (
@@ -10,6 +13,9 @@ from memlens.report.how_drift import (
     interpretable_text,
     substitutions_html,
 )
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from typed_stats import audit_stats, how_section  # noqa: E402
 
 
 def _direction_rows():
@@ -33,7 +39,7 @@ def test_interpretable_text_names_the_reason():
 
 def test_sections_of_an_invalid_run_flag_persona_rows():
     rows = _direction_rows()
-    direction = direction_html({"rows": rows, "n_bootstrap": 2000, "n_pairs": 10},
+    direction = direction_html(how_section(rows, n_pairs=10),
                                lambda fig, name: "figures/x.png", persona_ok=False)
     assert "not interpretable</b>" in direction and "no (instrument not valid)" in direction
     subs = [{**{k: v for k, v in row.items() if k not in ("symbol", "baseline_share_pct",
@@ -41,18 +47,22 @@ def test_sections_of_an_invalid_run_flag_persona_rows():
                                                           "floor_shift_pp")},
              "from_symbol": "Protective", "to_symbol": "Social", "count": 25, "rate_pct": 5.4,
              "floor_rate_pct": 3.7} for row in rows]
-    assert "no (instrument not valid)" in substitutions_html({"rows": subs}, persona_ok=False)
-    assert "no (instrument not valid)" not in substitutions_html({"rows": subs}, persona_ok=True)
+    assert "no (instrument not valid)" in substitutions_html(how_section(subs), persona_ok=False)
+    assert "no (instrument not valid)" not in substitutions_html(how_section(subs), persona_ok=True)
     contrast = {"metric": "dtw", "category": "age", "condition_class": "persona",
                 "value_a": "19", "value_b": "72", "n_pairs": 16, "n_questions": 16, "mean": 0.7,
                 "floor_mean": 0.6, "difference": 0.1, "ci_low": 0.05, "ci_high": 0.15,
                 "q_value": 0.01, "detected": True, "interpretable": True}
-    assert "not interpretable (instrument not valid)" in contrasts_html({"rows": [contrast]},
+    assert "not interpretable (instrument not valid)" in contrasts_html(how_section([contrast]),
                                                                         persona_ok=False)
-    assert ">yes<" in contrasts_html({"rows": [contrast]}, persona_ok=True)
-    cell = {"condition_class": "persona", "n": 16, "elevation_pct": 30.0,
-            "elevation_ci": [10.0, 50.0], "elevation_p": 0.001, "mean": 0.8}
-    stats = {"metrics": {"dtw": {"categories": {"age": cell}}},
-             "answer": {"metrics": {"answer_cosine": {"categories": {"age": cell}}}}}
+    assert ">yes<" in contrasts_html(how_section([contrast]), persona_ok=True)
+    def moved(data):
+        dtw = data["metrics"]["dtw"]
+        dtw["categories"] = {"age": {**dtw["categories"]["age"], "n": 16, "elevation_pct": 30.0,
+                                     "elevation_ci": [10.0, 50.0], "elevation_p": 0.001}}
+        data["answer"] = {"version": 1, "metrics": {"answer_cosine": dtw},
+                          "columns": ["answer_cosine"]}
+
+    stats = audit_stats(moved)
     assert "not interpretable (instrument not valid)" in answer_html(stats, persona_ok=False)
     assert "both moved" in answer_html(stats, persona_ok=True)

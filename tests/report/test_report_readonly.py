@@ -9,7 +9,6 @@ from pathlib import Path
 
 from memlens.audit.pipeline import STATS_TABLE, run_stats
 from memlens.cli.main import main
-from memlens.report.build import _json_safe
 from memlens.store import RunStore
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "audit"))
@@ -52,5 +51,5 @@ def test_report_while_another_process_holds_the_run(tmp_path, capsys):
     reported = json.loads((run_dir / "stats.json").read_text())
     with RunStore(run_dir) as store:  # the holder is gone: the writing path, for comparison
         stored, _ = run_stats(store, config)
-    assert reported == json.loads(json.dumps(_json_safe(stored)))
+    assert reported == stored.to_json()
     assert reported["metrics"]["dtw"]["categories"]["age"]["n"] == 4

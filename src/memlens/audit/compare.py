@@ -11,23 +11,33 @@ are averages over different baselines), are refused with a :class:`MemlensError`
 :func:`memlens.stats.paired.paired_categories` — Δ mean drift and Δ d_rel with the paired
 cluster bootstrap over the shared questions, bootstrap p-values, BH within condition class.
 Each run's validity verdict comes first; when either run's verdict is not ``pass``, persona
-deltas are marked ``interpretable: false`` (the instrument cannot support them). When both runs'
-statistics hold a ``direction`` profile, the Δ of every share both hold is added
-(descriptive: stored shares carry no per-question data to resample).
+deltas are marked ``interpretable: false`` (the instrument cannot support them).
+
+**Direction** (:func:`direction_deltas`). When both runs have pair rows on the shared design,
+``direction`` holds one row per (category, level, symbol) both direction profiles hold: each
+run's ``net_pp`` (``a``, ``b``), Δ = b − a with a paired cluster-bootstrap 95 % CI over the
+shared questions (the same question draws in both runs), bootstrap p and BH q across the
+symbols of one category and level. A row is not interpretable when its category has fewer than
+:data:`memlens.stats.direction.MIN_QUESTIONS` shared questions or, for persona rows, when
+either run's instrument is not valid.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
 
+from memlens.audit.howdrift import HOW_BOOTSTRAP, ontology_maps, pair_frame
 from memlens.errors import MemlensError
 from memlens.stats.analyze import to_jsonable
+from memlens.stats.direction import MIN_QUESTIONS, paired_direction
 from memlens.stats.paired import paired_categories
+from memlens.stats.results import DriftStats
 from memlens.stats.table import metric_columns, validate_drift_table
 
-COMPARE_FORMAT_VERSION = 1
+COMPARE_FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -97,20 +107,25 @@ def restrict(frame: pd.DataFrame, design: DesignCheck) -> pd.DataFrame:
     return frame[keep].reset_index(drop=True)
 
 
-def validity_of(stats: dict | None, error: str | None = None) -> dict:
+def validity_of(stats: DriftStats | None, error: str | None = None) -> dict:
     """``verdict``, ``persona_interpretable`` and ``explanation`` of a run's statistics."""
-    validity = (stats or {}).get("validity") or {}
-    return {"verdict": validity.get("verdict", "not_computed"),
-            "persona_interpretable": bool(validity.get("persona_interpretable", False)),
-            "explanation": validity.get("explanation") or error or "no statistics"}
+    if stats is None:
+        return {"verdict": "not_computed", "persona_interpretable": False,
+                "explanation": error or "no statistics"}
+    validity = stats.validity
+    return {"verdict": validity.verdict, "persona_interpretable": validity.persona_interpretable,
+            "explanation": validity.explanation or error or "no statistics"}
 
 
 def compare_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, baselines: tuple[int, int],
                    validity: tuple[dict, dict], labels: tuple[str, str] = ("A", "B"),
                    seed: int = 0, n_bootstrap: int = 10_000,
-                   directions: tuple[dict | None, dict | None] = (None, None)) -> dict:
+                   pairs: tuple[Sequence[dict] | None, Sequence[dict] | None] = (None, None),
+                   ontologies: tuple[str | None, str | None] = (None, None)) -> dict:
     """The comparison of two drift tables (the body of ``compare.json``; see the module
-    docstring). ``validity`` holds :func:`validity_of` of each run."""
+    docstring). ``validity`` holds :func:`validity_of` of each run; ``pairs`` each run's pair
+    rows (with ``ontologies``, its ontology path) for the ``direction`` entry, which is left out
+    unless both runs have pair rows on the shared design."""
     if n_bootstrap < 100:
         raise MemlensError(f"--bootstrap must be at least 100 (got {n_bootstrap})")
     design = check_design(frame_a, frame_b, *baselines, labels=labels)
@@ -137,8 +152,12 @@ def compare_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, baselines: t
               "metrics": metrics,
               "metrics_not_shared": sorted(set(metric_columns(tables[0]))
                                            ^ set(metric_columns(tables[1])))}
-    if all(isinstance(d, dict) for d in directions):
-        result["direction"] = direction_deltas(*directions)
+    pair_frames = [pair_frame(restrict(frame, design), rows or ())
+                   for frame, rows in zip((frame_a, frame_b), pairs, strict=True)]
+    if not any(part.empty for part in pair_frames):
+        result["direction"] = direction_deltas(*pair_frames, ontologies=ontologies,
+                                               persona_interpretable=interpretable, seed=seed,
+                                               n_bootstrap=n_bootstrap)
     return to_jsonable(result)
 
 
@@ -150,33 +169,35 @@ def compare_audits(run_a, run_b, *, labels: tuple[str, str] = ("A", "B"), seed: 
         validity=(validity_of(run_a.stats, run_a.stats_error),
                   validity_of(run_b.stats, run_b.stats_error)),
         labels=labels, seed=seed, n_bootstrap=n_bootstrap,
-        directions=((run_a.stats or {}).get("direction"), (run_b.stats or {}).get("direction")))
+        pairs=(run_a.pairs, run_b.pairs), ontologies=(run_a.config.ontology, run_b.config.ontology))
 
 
-MAX_DIRECTION_SHARES = 500
-
-
-def direction_deltas(a: dict, b: dict) -> dict:
-    """Δ (B − A) of every numeric leaf both direction profiles hold, by its dotted path.
-
-    >>> direction_deltas({"dtw": {"to_E": 0.2, "n": 9}}, {"dtw": {"to_E": 0.5}})["shares"]
-    {'dtw.to_E': {'a': 0.2, 'b': 0.5, 'delta': 0.3}}
-    """
-    flat_a, flat_b = _leaves(a), _leaves(b)
-    shares = {}
-    for path in sorted(set(flat_a) & set(flat_b))[:MAX_DIRECTION_SHARES]:
-        shares[path] = {"a": flat_a[path], "b": flat_b[path],
-                        "delta": round(flat_b[path] - flat_a[path], 12)}
-    return {"shares": shares, "note": "descriptive: stored shares carry no per-question data, "
-                                      "so no paired interval is computed"}
-
-
-def _leaves(value, prefix: str = "") -> dict[str, float]:
-    if isinstance(value, dict):
-        out = {}
-        for key, item in value.items():
-            out.update(_leaves(item, f"{prefix}.{key}" if prefix else str(key)))
-        return out
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return {prefix: float(value)}
-    return {}
+def direction_deltas(pairs_a: pd.DataFrame, pairs_b: pd.DataFrame, *,
+                     ontologies: tuple[str | None, str | None] = (None, None),
+                     persona_interpretable: bool = True, seed: int = 0,
+                     n_bootstrap: int = HOW_BOOTSTRAP) -> dict:
+    """The ``direction`` entry: Δ net_pp (B − A) of the runs' direction profiles, paired
+    (:func:`memlens.stats.direction.paired_direction` on :func:`memlens.audit.howdrift.pair_frame`
+    rows already cut to the shared design), at most :data:`HOW_BOOTSTRAP` replicates as in
+    ``stats.json``. Persona rows are not interpretable unless ``persona_interpretable``; runs
+    whose ontologies differ get ``error`` and no rows."""
+    settings = {"seed": seed, "n_bootstrap": min(n_bootstrap, HOW_BOOTSTRAP), "confidence": 0.95,
+                "min_questions": MIN_QUESTIONS, "q_family": "the symbols of one category and level",
+                "unit": "percentage points of a response's labelled steps", "delta": "B - A"}
+    observed = pd.concat([pairs_a, pairs_b], ignore_index=True)
+    try:
+        maps = [ontology_maps(path, observed) for path in dict.fromkeys(ontologies)]
+    except MemlensError as problem:
+        return {**settings, "rows": [], "error": f"direction profiles not compared: {problem}"}
+    if any(other != maps[0] for other in maps[1:]):
+        return {**settings, "rows": [],
+                "error": "direction profiles not compared: the runs use different ontologies "
+                         f"({ontologies[0] or 'default'} vs {ontologies[1] or 'default'})"}
+    symbols, root_of = maps[0]
+    table = paired_direction(pairs_a, pairs_b, symbols, root_of, seed=seed,
+                             n_bootstrap=settings["n_bootstrap"])
+    rows = table.to_dict("records")
+    for row in rows:
+        row["interpretable"] = bool(row["interpretable"] and (
+            persona_interpretable or row["condition_class"] != "persona"))
+    return {**settings, "rows": rows}

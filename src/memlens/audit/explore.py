@@ -19,6 +19,7 @@ import pandas as pd
 
 from memlens.audit.answers import ANSWERS_TABLE
 from memlens.audit.results import AuditRun, load_audit_run
+from memlens.stats.results import AuditStats, MetricStats
 
 
 def load_answers(run_dir: str | Path) -> pd.DataFrame:
@@ -38,9 +39,9 @@ class Explorer:
         self.run = run
 
     @property
-    def stats(self) -> dict:
-        """``stats.json``'s structure (empty when the run has no statistics yet)."""
-        return self.run.stats or {}
+    def stats(self) -> AuditStats | None:
+        """The typed statistics (``.to_json()`` is ``stats.json``); None before there are any."""
+        return self.run.stats
 
     def drift(self) -> pd.DataFrame:
         """The drift table the statistics analyse (one row per response; answer metrics
@@ -51,28 +52,35 @@ class Explorer:
         """One row per (response, baseline) pair with its metrics and symbol sequences."""
         return pd.DataFrame(list(self.run.pairs))
 
+    def _metric_blocks(self) -> dict[str, MetricStats]:
+        """Reasoning metrics, then answer metrics, by name."""
+        stats = self.stats
+        if stats is None:
+            return {}
+        return {**stats.metrics, **(stats.answer.metrics if stats.answer else {})}
+
     def categories(self, metric: str = "dtw") -> pd.DataFrame:
         """Per-category statistics (floor / d_rel machinery) of a reasoning metric (``dtw``,
         ``sri``) or an answer metric (``answer_cosine``, ``answer_length_ratio``, …)."""
-        block = (self.stats.get("metrics", {}).get(metric)
-                 or self.stats.get("answer", {}).get("metrics", {}).get(metric) or {})
-        rows = [{"category": name, **{k: v for k, v in entry.items() if not isinstance(v, list)},
-                 **{f"{k}_low": (v or [None, None])[0] for k, v in entry.items()
-                    if k.endswith("_ci")},
-                 **{f"{k}_high": (v or [None, None])[1] for k, v in entry.items()
-                    if k.endswith("_ci")}}
-                for name, entry in (block.get("categories") or {}).items()]
+        block = self._metric_blocks().get(metric)
+        rows = []
+        for name, entry in (block.categories if block else {}).items():
+            row = {"category": name, **entry.to_json()}
+            for key in ("elevation_ci", "d_rel_ci"):
+                row[f"{key}_low"], row[f"{key}_high"] = row.pop(key)
+            rows.append(row)
         return pd.DataFrame(rows)
 
     @property
     def persona_interpretable(self) -> bool:
         """False when the instrument did not pass its validity checks (``stats.validity``):
         persona rows are then not interpretable, whatever their q-values."""
-        return bool((self.stats.get("validity") or {}).get("persona_interpretable"))
+        return self.stats is not None and self.stats.validity.persona_interpretable
 
     def _rows(self, section: str) -> pd.DataFrame:
         """A section's rows; ``instrument_ok`` is False on persona rows of an invalid run."""
-        rows = pd.DataFrame(self.stats.get(section, {}).get("rows") or [])
+        found = getattr(self.stats, section, None) if self.stats is not None else None
+        rows = pd.DataFrame(found.rows if found is not None else [])
         if "condition_class" in rows:
             rows["instrument_ok"] = ((rows["condition_class"] != "persona")
                                      | self.persona_interpretable)
@@ -94,18 +102,16 @@ class Explorer:
         """Reasoning and answer drift side by side: elevation % over the floor [95 % CI], p and
         d_rel per category and metric, long format."""
         rows = []
-        blocks = {**{m: b for m, b in self.stats.get("metrics", {}).items()},
-                  **self.stats.get("answer", {}).get("metrics", {})}
-        for metric, block in blocks.items():
-            for name, entry in (block.get("categories") or {}).items():
-                low, high = (entry.get("elevation_ci") or [None, None])[:2]
+        for metric, block in self._metric_blocks().items():
+            for name, entry in block.categories.items():
+                low, high = entry.elevation_ci
                 rows.append({"metric": metric, "category": name,
-                             "condition_class": entry.get("condition_class"),
-                             "n": entry.get("n"), "mean": entry.get("mean"),
-                             "elevation_pct": entry.get("elevation_pct"),
+                             "condition_class": entry.condition_class,
+                             "n": entry.n, "mean": entry.mean,
+                             "elevation_pct": entry.elevation_pct,
                              "elevation_ci_low": low, "elevation_ci_high": high,
-                             "elevation_p": entry.get("elevation_p"),
-                             "d_rel": entry.get("d_rel"), "d_rel_q": entry.get("d_rel_q")})
+                             "elevation_p": entry.elevation_p,
+                             "d_rel": entry.d_rel, "d_rel_q": entry.d_rel_q})
         return pd.DataFrame(rows)
 
     @cached_property

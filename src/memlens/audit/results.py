@@ -14,9 +14,11 @@ from pathlib import Path
 import pandas as pd
 
 from memlens.audit.config import AuditConfig
+from memlens.audit.control_set import selectivity_of
 from memlens.audit.drift import DRIFT_TABLE, PAIRS_TABLE
 from memlens.audit.generate import STEPS_TABLE
 from memlens.audit.labels import LABELS_TABLE
+from memlens.audit.memory_sets import memory_set_stats
 from memlens.audit.orthogonality import (
     current_ratings,
     excluded_from_rows,
@@ -26,6 +28,7 @@ from memlens.audit.orthogonality import (
 from memlens.audit.pipeline import compute_stats, drift_frame, planned_rows, stats_key, stored_stats
 from memlens.audit.quality import data_quality, segmentation_drift
 from memlens.errors import MemlensError
+from memlens.stats.results import AuditStats
 
 
 @dataclass(frozen=True)
@@ -43,8 +46,8 @@ class AuditRun:
     """Everything stored about one audit run. Fields cannot be reassigned; treat the rows,
     frame and dicts as read-only too (they are plain containers for the renderers).
 
-    ``stats`` has exactly the structure of ``stats.json`` (``memlens.stats.analyze`` plus
-    ``design``); it is left a dict here. ``stats_stored`` is False when the stored statistics
+    ``stats`` is the typed :class:`~memlens.stats.results.AuditStats` (``stats.to_json()`` is
+    ``stats.json``). ``stats_stored`` is False when the stored statistics
     were missing or stale and ``stats`` / ``stats_error`` were computed now and not stored.
     """
 
@@ -56,12 +59,14 @@ class AuditRun:
     drift: tuple[dict, ...]
     pairs: tuple[dict, ...]
     frame: pd.DataFrame  # the drift table the statistics analyse (filtered rows left out)
-    stats: dict | None
+    stats: AuditStats | None
     stats_error: str | None
     stats_stored: bool
     failures: int  # failed calls still in the request log
     orthogonality: Orthogonality | None
     quality: dict
+    selectivity: dict | None = None  # should-personalize control set (None when it is off)
+    memory_sets: dict | None = None  # fact alone vs among neutral facts (None when off)
 
 
 def load_audit_run(run_dir: str | Path) -> AuditRun:
@@ -79,7 +84,7 @@ def load_audit_run(run_dir: str | Path) -> AuditRun:
         config = AuditConfig.model_validate({"baselines": 1, **manifest["config"]})
         steps, labels = tuple(store.rows(STEPS_TABLE)), tuple(store.rows(LABELS_TABLE))
         drift, pairs = tuple(store.rows(DRIFT_TABLE)), tuple(store.rows(PAIRS_TABLE))
-        frame = drift_frame(store)
+        frame = drift_frame(rows=list(drift))  # each table read once, as in run_audit
         key = stats_key(frame, config)
         stats_stored, stats, stats_error = stored_stats(store, key)
         if not stats_stored:
@@ -94,7 +99,9 @@ def load_audit_run(run_dir: str | Path) -> AuditRun:
     return AuditRun(run_dir=run_dir, manifest=manifest, config=config, steps=steps,
                     labels=labels, drift=drift, pairs=pairs, frame=frame, stats=stats,
                     stats_error=stats_error, stats_stored=stats_stored, failures=failures,
-                    orthogonality=orthogonality, quality=quality)
+                    orthogonality=orthogonality, quality=quality,
+                    selectivity=selectivity_of(list(drift), config),
+                    memory_sets=memory_set_stats(list(drift), config))
 
 
 def _orthogonality(config: AuditConfig, ratings: list[dict],

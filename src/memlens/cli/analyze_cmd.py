@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise MemlensError(f"--out {out}: cannot create the directory ({error.strerror})") from None
-    atomic_write_text(out / "stats.json", json.dumps(stats, indent=2, allow_nan=False) + "\n")
+    atomic_write_text(out / "stats.json", json.dumps(stats.to_json(), indent=2, allow_nan=False) + "\n")
     print(format_summary(stats), end="")
     print(f"\nwrote {out / 'stats.json'}")
     return 0

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from memlens.cli import argtypes as at
 from memlens.cli.call_flags import add_call_flags, finished_status
+
+if TYPE_CHECKING:
+    from memlens.stats.results import DriftStats
 
 FLAG_FIELDS = {
     "model": "model", "labeler": "labeler", "questions": "questions", "stimuli": "stimuli",
@@ -154,15 +158,15 @@ def run_audit_command(args: argparse.Namespace) -> int:
     return invalid_status(result.stats, result.stats_error)
 
 
-def invalid_status(stats: dict | None, stats_error: str | None) -> int:
+def invalid_status(stats: DriftStats | None, stats_error: str | None) -> int:
     """0 when the validity verdict is ``pass``, else ``INSTRUMENT_INVALID`` (5) with the
     verdict on stderr (``--fail-on-invalid``)."""
     from memlens.gate.exits import INSTRUMENT_INVALID
 
-    verdict = ((stats or {}).get("validity") or {}).get("verdict", "not computed")
+    verdict = stats.validity.verdict if stats else "not computed"
     if verdict == "pass":
         return 0
-    reason = stats_error if not stats else (stats.get("validity") or {}).get("explanation", "")
+    reason = stats.validity.explanation if stats else stats_error
     print(f"memlens: instrument validity is {verdict!r}, not 'pass' (--fail-on-invalid: exit "
           f"status {INSTRUMENT_INVALID}): {reason}", file=sys.stderr)
     return INSTRUMENT_INVALID

@@ -5,8 +5,8 @@ in the report layer; it imports nothing from ``report``."""
 from memlens.gate.exits import BAD_INPUT, INSTRUMENT_INVALID, PASSED, RULE_FAILED
 from memlens.gate.outputs import junit_xml, markdown_summary
 from memlens.gate.policy import Policy, load_policy
-from memlens.gate.rules import GateResult, RuleResult, evaluate
+from memlens.gate.rules import GateResult, RuleResult, RunStats, evaluate
 from memlens.gate.run import run_gate
 
 __all__ = ["BAD_INPUT", "INSTRUMENT_INVALID", "PASSED", "RULE_FAILED", "GateResult", "Policy",
-           "RuleResult", "evaluate", "junit_xml", "load_policy", "markdown_summary", "run_gate"]
+           "RuleResult", "RunStats", "evaluate", "junit_xml", "load_policy", "markdown_summary", "run_gate"]

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memlens.errors import MemlensError
 from memlens.jsonl import read_document
+from memlens.pydantic_config import validation_message
 
 
 class Policy(BaseModel):
@@ -51,17 +52,6 @@ class Policy(BaseModel):
     n_bootstrap: int = Field(10_000, ge=100, le=1_000_000)
 
 
-def _message(error: ValidationError, source: str) -> str:
-    parts = []
-    for item in error.errors():
-        key = ".".join(str(p) for p in item["loc"]) or "(top level)"
-        if item["type"] == "extra_forbidden":
-            parts.append(f"unknown key {key!r} (valid keys: {', '.join(Policy.model_fields)})")
-        else:
-            parts.append(f"key {key!r}: {' '.join(str(item['msg']).split())}")
-    return f"{source}: " + "; ".join(parts)
-
-
 def load_policy(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Policy:
     """The policy from ``path`` (YAML / JSON mapping; None = defaults) with ``overrides`` (flag
     values; ``None`` entries are ignored) on top."""
@@ -83,4 +73,5 @@ def load_policy(path: str | Path | None = None, overrides: dict[str, Any] | None
     except ValidationError as error:
         if flags and path is None:
             source = "gate flags"
-        raise MemlensError(_message(error, source)) from None
+        raise MemlensError(validation_message(error, source, Policy.model_fields,
+                                               key_word="key")) from None

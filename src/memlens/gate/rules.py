@@ -27,6 +27,25 @@ from memlens.gate.exits import INSTRUMENT_INVALID, PASSED, RULE_FAILED
 from memlens.gate.policy import Policy
 from memlens.numfmt import number
 from memlens.stats.paired import p_text as _p
+from memlens.stats.results import DriftStats
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """An audit run's statistics for the rules, or why there are none (``error``)."""
+
+    stats: DriftStats | None
+    error: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """The validity verdict (``not computed`` without statistics)."""
+        return self.stats.validity.verdict if self.stats else "not computed"
+
+    @property
+    def explanation(self) -> str:
+        """Why the verdict is what it is."""
+        return self.stats.validity.explanation if self.stats else (self.error or "no statistics")
 
 
 @dataclass(frozen=True)
@@ -59,20 +78,10 @@ def _ci(low, high) -> str:
     return f"[95% CI {number(low, '+.3f')}, {number(high, '+.3f')}]"
 
 
-def _valid(stats: dict | None) -> tuple[bool, str]:
-    validity = (stats or {}).get("validity") or {}
-    verdict = validity.get("verdict", "not computed")
-    return verdict == "pass", str(verdict)
-
-
-def instrument_rule(runs: dict[str, dict | None]) -> RuleResult:
-    """Every audit run (label -> stats) has validity verdict ``pass``."""
-    bad = []
-    for label, stats in runs.items():
-        ok, verdict = _valid(stats)
-        if not ok:
-            explanation = ((stats or {}).get("validity") or {}).get("explanation", "")
-            bad.append(f"{label}: verdict {verdict}. {explanation}".strip())
+def instrument_rule(runs: dict[str, RunStats]) -> RuleResult:
+    """Every audit run (label -> statistics) has validity verdict ``pass``."""
+    bad = [f"{label}: verdict {run.verdict}. {run.explanation}".strip()
+           for label, run in runs.items() if run.verdict != "pass"]
     if bad:
         return RuleResult("instrument_valid", "undecided",
                           f"{len(bad)} of {len(runs)} audit run(s) not valid: the instrument "
@@ -88,26 +97,26 @@ def _check_metrics(available, metrics, what: str) -> None:
                            f"(available: {', '.join(sorted(available)) or 'none'}); set --metric")
 
 
-def d_rel_rule(stats: dict, policy: Policy, label: str) -> RuleResult:
+def d_rel_rule(run: RunStats, policy: Policy, label: str) -> RuleResult:
     """No category's d_rel CI lower bound above ``policy.max_d_rel_ci_low``."""
     limit = policy.max_d_rel_ci_low
     name = "d_rel_ci_low"
-    ok, verdict = _valid(stats)
-    if not ok:
-        return RuleResult(name, "undecided", f"{label}: instrument verdict {verdict}: persona "
-                                             "d_rel is not interpretable")
-    _check_metrics(stats.get("metrics") or {}, policy.metrics, f"statistics of {label}")
+    if run.stats is None or run.verdict != "pass":
+        return RuleResult(name, "undecided", f"{label}: instrument verdict {run.verdict}: "
+                                             "persona d_rel is not interpretable")
+    metrics = run.stats.metrics
+    _check_metrics(metrics, policy.metrics, f"statistics of {label}")
     offenders, checked = [], 0
     for metric in policy.metrics:
-        for category, row in stats["metrics"][metric]["categories"].items():
-            if row.get("condition_class") not in policy.classes:
+        for category, row in metrics[metric].categories.items():
+            if row.condition_class not in policy.classes:
                 continue
             checked += 1
-            low, high = (row.get("d_rel_ci") or [None, None])[:2]
+            low, high = row.d_rel_ci
             if low is not None and low > limit:
-                offenders.append(f"{category} ({metric}): d_rel {number(row.get('d_rel'), '+.3f')} "
+                offenders.append(f"{category} ({metric}): d_rel {number(row.d_rel, '+.3f')} "
                                  f"{_ci(low, high)}, lower bound above {number(limit, '+.3f')}; "
-                                 f"n = {row.get('n')} rows, {row.get('n_questions')} questions")
+                                 f"n = {row.n} rows, {row.n_questions} questions")
     summary = (f"{len(offenders)} of {checked} {'/'.join(policy.classes)} categories of {label} "
                f"have a d_rel CI lower bound above {number(limit, '+.3f')}")
     return RuleResult(name, "fail" if offenders else "pass", summary, tuple(offenders))
@@ -224,28 +233,28 @@ def exit_status(rules: list[RuleResult]) -> int:
     return PASSED
 
 
-def evaluate(policy: Policy, *, stats: dict | None = None, baseline_stats: dict | None = None,
+def evaluate(policy: Policy, *, run: RunStats | None = None, baseline: RunStats | None = None,
              comparison: dict | None = None, tooldrift: dict | None = None,
              tooldrift_comparison: dict | None = None,
              labels: dict | None = None) -> GateResult:
     """Run every rule the policy enables on what is given (pure: no file is read).
 
-    ``stats`` / ``baseline_stats`` are ``stats.json`` structures, ``comparison`` a
+    ``run`` / ``baseline`` are audit runs' statistics, ``comparison`` a
     ``memlens.audit.compare`` result, ``tooldrift`` a ``tooldrift.json`` summary and
     ``tooldrift_comparison`` a ``memlens.tooldrift.compare`` result. A rule whose input is
     missing is a ``MemlensError`` (bad input), as is a policy with nothing to check.
     """
     labels = labels or {}
     rules = []
-    audit_runs = {labels.get("run", "run"): stats} if stats is not None else {}
-    if baseline_stats is not None:
-        audit_runs[labels.get("baseline", "baseline")] = baseline_stats
+    audit_runs = {labels.get("run", "run"): run} if run is not None else {}
+    if baseline is not None:
+        audit_runs[labels.get("baseline", "baseline")] = baseline
     if policy.require_valid and audit_runs:
         rules.append(instrument_rule(audit_runs))
     if policy.max_d_rel_ci_low is not None:
-        if stats is None:
+        if run is None:
             raise MemlensError("gate: --max-d-rel-ci-low needs an audit run (RUN)")
-        rules.append(d_rel_rule(stats, policy, labels.get("run", "run")))
+        rules.append(d_rel_rule(run, policy, labels.get("run", "run")))
     if policy.max_regression is not None:
         if comparison is None:
             raise MemlensError("gate: --max-regression needs a baseline run (--baseline RUN)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memlens.gate.policy import Policy
-from memlens.gate.rules import GateResult, evaluate
+from memlens.gate.rules import GateResult, RunStats, evaluate
 
 
 def run_gate(policy: Policy, run_dir: str | Path | None = None, *,
@@ -27,13 +27,11 @@ def run_gate(policy: Policy, run_dir: str | Path | None = None, *,
 
         run = load_audit_run(run_dir)
         labels["run"] = str(run_dir)
-        stats = run.stats or {"validity": {"verdict": "not computed",
-                                           "explanation": run.stats_error or "no statistics"}}
+        stats = RunStats(run.stats, run.stats_error or "")
         if baseline_dir is not None:
             base = load_audit_run(baseline_dir)
             labels["baseline"] = str(baseline_dir)
-            baseline_stats = base.stats or {"validity": {"verdict": "not computed",
-                                                         "explanation": base.stats_error or ""}}
+            baseline_stats = RunStats(base.stats, base.stats_error or "")
             if policy.max_regression is not None:
                 comparison = compare_audits(base, run, labels=(labels["baseline"], labels["run"]),
                                             seed=policy.seed, n_bootstrap=policy.n_bootstrap)
@@ -47,5 +45,5 @@ def run_gate(policy: Policy, run_dir: str | Path | None = None, *,
                 load_summary(tooldrift_baseline_dir), summary,
                 labels=(str(tooldrift_baseline_dir), str(tooldrift_dir)), seed=policy.seed,
                 n_bootstrap=policy.n_bootstrap)
-    return evaluate(policy, stats=stats, baseline_stats=baseline_stats, comparison=comparison,
+    return evaluate(policy, run=stats, baseline=baseline_stats, comparison=comparison,
                     tooldrift=summary, tooldrift_comparison=td_comparison, labels=labels)

@@ -4,7 +4,6 @@ files; no model call, no write to the run store."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 from memlens.audit.results import AuditRun, Orthogonality, load_audit_run
@@ -15,21 +14,11 @@ from memlens.report.html import figure_html, page, table_html, validity_html
 from memlens.report.memory_sets import memory_set_sections
 from memlens.report.selectivity import selectivity_sections
 from memlens.report.trajectory import viewer_html
+from memlens.stats.results import DriftStats
 from memlens.textsafe import escape_html as escape
 
 PERSONA_COLUMNS = ["metric", "category", "n", "mean", "d_rel", "d_rel_ci_low", "d_rel_ci_high",
                    "d_rel_q", "cohen_d", "letters", "elevation_pct", "elevation_p"]
-
-
-def _json_safe(value):
-    """NaN / inf -> None, recursively (stats.json is strict JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def load_run(run_dir: str | Path) -> dict:
@@ -58,7 +47,7 @@ def _orthogonality_html(ortho: Orthogonality) -> str:
             + table_html(ortho.table))
 
 
-def _figures(stats: dict | None, fig_dir: Path) -> dict[str, str]:
+def _figures(stats: DriftStats | None, fig_dir: Path) -> dict[str, str]:
     if not stats:
         return {}
     return {
@@ -105,8 +94,8 @@ def render_report(run: AuditRun) -> Path:
     stats, quality = run.stats, run.quality
     quality_with_store = {**quality, "failed_calls_in_request_log": run.failures}
     table_dir = run_dir / "tables"
-    categories = tables.category_table(stats or {})
-    mixed = tables.mixed_model_table(stats or {})
+    categories = tables.category_table(stats)
+    mixed = tables.mixed_model_table(stats)
     tables.write_table(run.frame, table_dir, "drift")
     tables.write_table(categories, table_dir, "categories")
     tables.write_table(mixed, table_dir, "mixed_model")
@@ -114,7 +103,7 @@ def render_report(run: AuditRun) -> Path:
     if run.orthogonality is not None:
         tables.write_table(run.orthogonality.table, table_dir, "orthogonality_excluded")
     if stats is not None:
-        atomic_write_text(run_dir / "stats.json", json.dumps(_json_safe(stats), indent=2))
+        atomic_write_text(run_dir / "stats.json", json.dumps(stats.to_json(), indent=2))
     images = _figures(stats, run_dir / "figures")
 
     def fig(name: str, alt: str) -> str:

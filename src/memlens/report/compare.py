@@ -24,6 +24,7 @@ from memlens.numfmt import number
 from memlens.report import figures, tables
 from memlens.report.html import figure_html, page, table_html
 from memlens.stats.paired import p_text as _p
+from memlens.stats.results import DriftStats
 from memlens.textsafe import escape_html as escape
 from memlens.textsafe import for_terminal
 
@@ -48,15 +49,15 @@ def run_label(manifest: dict) -> str:
     return " / ".join(public_model_string(str(manifest.get(key))) for key in ("model", "labeler"))
 
 
-def comparison_table(runs: list[tuple[str, dict]]) -> pd.DataFrame:
+def comparison_table(runs: list[tuple[str, DriftStats | None]]) -> pd.DataFrame:
     """One row per (run, metric, category) with the run's validity verdict (side by side)."""
     frames = []
     for label, stats in runs:
-        frame = tables.category_table(stats or {})
-        if frame.empty:
+        frame = tables.category_table(stats)
+        if frame.empty or stats is None:
             continue
         frame.insert(0, "run", label)
-        frame["validity"] = (stats or {}).get("validity", {}).get("verdict")
+        frame["validity"] = stats.validity.verdict
         frames.append(frame)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -164,9 +165,7 @@ def format_comparison(result: dict) -> str:
                 f"{number(rel['delta'], '+.3f') + ' ' + _ci(rel):<32}"
                 f"{_p(rel['delta_p']):>7}{_p(rel.get('delta_q')):>7}  {_flag(row)}")
         if comparison.get("direction"):
-            shares = comparison["direction"]["shares"]
-            lines.append(f"  direction profile: Δ of {len(shares)} shares (descriptive, "
-                         "no interval): see compare.json")
+            lines.extend(direction_lines(comparison["direction"]))
         if comparison.get("metrics_not_shared"):
             lines.append("  metrics in one run only (not compared): "
                          + ", ".join(comparison["metrics_not_shared"]))
@@ -203,7 +202,96 @@ def comparison_html(comparison: dict) -> str:
         "Δ d_rel CI": _ci(r["d_rel"]), "Δ d_rel p": r["d_rel"]["delta_p"],
         "Δ d_rel q": r["d_rel"].get("delta_q"), "flag": _flag(r)} for r in rows_of(comparison)])
     parts.append(table_html(frame))
+    if comparison.get("direction"):
+        parts.append(direction_html(comparison["direction"]))
     return "".join(parts)
+
+
+DIRECTION_LINES = 12
+"""Direction Δ rows shown in the terminal (the page shows up to :data:`DIRECTION_HTML_ROWS`)."""
+DIRECTION_HTML_ROWS = 60
+
+
+def _direction_significant(row: dict) -> bool:
+    q = row.get("delta_q")
+    return bool(row.get("interpretable")) and q is not None and q <= ALPHA
+
+
+def direction_order(direction: dict) -> list[dict]:
+    """The direction Δ rows, significant ones (interpretable, q ≤ :data:`ALPHA`) first, then by
+    largest |Δ|.
+
+    >>> rows = [{"delta": 1.0, "delta_q": 0.5, "interpretable": True},
+    ...         {"delta": -3.0, "delta_q": 0.5, "interpretable": True},
+    ...         {"delta": 0.5, "delta_q": 0.01, "interpretable": True}]
+    >>> [r["delta"] for r in direction_order({"rows": rows})]
+    [0.5, -3.0, 1.0]
+    """
+    return sorted(direction.get("rows") or [],
+                  key=lambda r: (not _direction_significant(r), -abs(r.get("delta") or 0.0)))
+
+
+def _direction_flag(row: dict, direction: dict) -> str:
+    if not row.get("interpretable"):
+        if (row.get("n_questions") or 0) < direction.get("min_questions", 0):
+            return f"not interpretable (fewer than {direction['min_questions']} questions)"
+        if row.get("condition_class") == "persona":
+            return "not interpretable (instrument not valid)"
+        return "not interpretable (interval undefined)"
+    return "*" if _direction_significant(row) else ""
+
+
+def _direction_note(direction: dict) -> str:
+    return (f"paired cluster bootstrap over the shared questions, B = {direction['n_bootstrap']}, "
+            f"seed {direction['seed']}; q = BH across {direction['q_family']}; rows with fewer "
+            f"than {direction['min_questions']} questions, and persona rows when a run's "
+            "instrument is not valid, are not interpretable")
+
+
+def direction_lines(direction: dict) -> list[str]:
+    """Terminal lines of a comparison's ``direction`` entry: Δ net_pp (B − A) of the direction
+    profiles, the :data:`DIRECTION_LINES` first rows of :func:`direction_order`."""
+    if direction.get("error"):
+        return [f"  direction profile: {direction['error']}"]
+    rows = direction_order(direction)
+    lines = [f"  direction profile: Δ net_pp (B − A, {direction['unit']})",
+             f"  {_direction_note(direction)}; * = q <= {ALPHA}",
+             f"  {'category':<18}{'class':<11}{'level':<7}{'symbol':<36}{'n_q':>4}"
+             f"{'A':>8}{'B':>8}  {'Δ [95% CI]':<28}{'p':>7}{'q':>7}  flag"]
+    for row in rows[:DIRECTION_LINES]:
+        low, high = row.get("delta_ci") or (None, None)
+        delta = (f"{number(row.get('delta'), '+.1f')} [{number(low, '+.1f')}, "
+                 f"{number(high, '+.1f')}]")
+        lines.append(
+            f"  {str(row['category'])[:17]:<18}{str(row['condition_class'])[:10]:<11}"
+            f"{str(row['level'])[:6]:<7}{str(row['symbol'])[:35]:<36}{row['n_questions']:>4}"
+            f"{number(row.get('a'), '+.1f'):>8}{number(row.get('b'), '+.1f'):>8}  {delta:<28}"
+            f"{_p(row.get('delta_p')):>7}{_p(row.get('delta_q')):>7}  {_direction_flag(row, direction)}")
+    if not rows:
+        lines.append("  (no category held by both runs)")
+    elif len(rows) > DIRECTION_LINES:
+        lines.append(f"  … {len(rows) - DIRECTION_LINES} more rows in compare.json")
+    return lines
+
+
+def direction_html(direction: dict) -> str:
+    """The page's direction Δ table (escaped; :func:`direction_order`, at most
+    :data:`DIRECTION_HTML_ROWS` rows)."""
+    title = "<h3>Direction profile: Δ net_pp (B − A)</h3>"
+    if direction.get("error"):
+        return f'{title}<p class="warn">{escape(direction["error"])}</p>'
+    rows = direction_order(direction)
+    frame = pd.DataFrame([{
+        "category": r["category"], "class": r["condition_class"], "level": r["level"],
+        "symbol": r["symbol"], "n_questions": r["n_questions"], "net_pp A": r.get("a"),
+        "net_pp B": r.get("b"), "Δ net_pp": r.get("delta"), "Δ CI": _ci(r),
+        "Δ p": _p(r.get("delta_p")), "Δ q": _p(r.get("delta_q")), "flag": _direction_flag(r, direction)}
+        for r in rows[:DIRECTION_HTML_ROWS]])
+    more = (f" Showing the first {DIRECTION_HTML_ROWS} of {len(rows)} rows; all are in "
+            "compare.json." if len(rows) > DIRECTION_HTML_ROWS else "")
+    return (f'{title}<p class="meta">{escape(direction["unit"])}; '
+            f"{escape(_direction_note(direction))}; * = q ≤ {ALPHA}.{escape(more)}</p>"
+            + table_html(frame))
 
 
 def delta_figure(comparison: dict, statistic: str = "d_rel"):

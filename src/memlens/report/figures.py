@@ -1,6 +1,6 @@
 """Report figures (matplotlib, Agg): validity, persona forest plot, all-category tiers, comparison.
 
-Each function takes the ``stats.json`` structure of ``memlens.stats.analyze`` and returns a
+Each function takes the typed statistics (``memlens.stats.results.DriftStats``) and returns a
 matplotlib Figure; ``save_figure`` writes PNG + SVG and returns the PNG as base64 for inlining.
 """
 
@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from memlens.fileio import atomic_path, atomic_write_bytes  # noqa: E402
+from memlens.stats.results import CategoryStats, DriftStats  # noqa: E402
 
 METRICS = ("dtw", "sri")
 CLASS_COLORS = {"control": "#7f7f7f", "noise": "#4c72b0", "persona": "#dd8452",
@@ -32,16 +33,17 @@ def _num(value) -> float:
     return value if math.isfinite(value) else math.nan
 
 
-def _ci(entry: dict, key: str) -> tuple[float, float]:
-    ci = entry.get(key) or [None, None]
-    return _num(ci[0]), _num(ci[1])
+def _ci(entry: CategoryStats, key: str) -> tuple[float, float]:
+    low, high = getattr(entry, key)
+    return _num(low), _num(high)
 
 
-def categories_of(stats: dict, metric: str, classes: tuple[str, ...]) -> list[tuple[str, dict]]:
+def categories_of(stats: DriftStats, metric: str,
+                  classes: tuple[str, ...]) -> list[tuple[str, CategoryStats]]:
     """(category, entry) pairs of one metric whose condition class is in ``classes``."""
-    cats = stats.get("metrics", {}).get(metric, {}).get("categories", {})
-    return [(name, entry) for name, entry in cats.items()
-            if entry.get("condition_class") in classes]
+    block = stats.metrics.get(metric)
+    return [(name, entry) for name, entry in (block.categories if block else {}).items()
+            if entry.condition_class in classes]
 
 
 def _p_label(p: float) -> str:
@@ -50,18 +52,18 @@ def _p_label(p: float) -> str:
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "ns"
 
 
-def _elevation_panel(ax, rows: list[tuple[str, dict]], title: str) -> None:
+def _elevation_panel(ax, rows: list[tuple[str, CategoryStats]], title: str) -> None:
     """Horizontal bars of % elevation over the floor with CIs and significance marks."""
     names = [name for name, _ in rows]
-    values = [_num(entry.get("elevation_pct")) for _, entry in rows]
+    values = [_num(entry.elevation_pct) for _, entry in rows]
     cis = [_ci(entry, "elevation_ci") for _, entry in rows]
-    colors = [CLASS_COLORS.get(entry.get("condition_class"), "#333") for _, entry in rows]
+    colors = [CLASS_COLORS.get(entry.condition_class, "#333") for _, entry in rows]
     y = list(range(len(rows)))
     ax.barh(y, [0 if math.isnan(v) else v for v in values], color=colors, alpha=0.85)
     for yi, value, (low, high), (_, entry) in zip(y, values, cis, rows, strict=True):
         if not (math.isnan(low) or math.isnan(high)):
             ax.plot([low, high], [yi, yi], color="black", lw=1)
-        mark = _p_label(_num(entry.get("elevation_p")))
+        mark = _p_label(_num(entry.elevation_p))
         if not math.isnan(value):  # right of the bar and its CI, so it never covers them
             x = max(v for v in (value, high, 0.0) if not math.isnan(v))
             ax.text(x, yi, f" {value:+.0f}% {mark}", va="center", fontsize=8)
@@ -73,7 +75,7 @@ def _elevation_panel(ax, rows: list[tuple[str, dict]], title: str) -> None:
     ax.set_title(title, fontsize=10)
 
 
-def validity_figure(stats: dict):
+def validity_figure(stats: DriftStats):
     """Figure 3 of the paper: elevation of noise (negative) and life events (positive control)."""
     rows_by_metric = {metric: categories_of(stats, metric, ("noise",))
                       + categories_of(stats, metric, ("life_event",)) for metric in METRICS}
@@ -86,7 +88,7 @@ def validity_figure(stats: dict):
     return fig
 
 
-def tier_figure(stats: dict):
+def tier_figure(stats: DriftStats):
     """Figure 5: every category's elevation, grouped by class (noise, persona, life event)."""
     order = ("noise", "persona", "life_event")
     rows_by_metric = {}
@@ -94,7 +96,7 @@ def tier_figure(stats: dict):
         rows = []
         for cls in order:
             part = categories_of(stats, metric, (cls,))
-            rows += sorted(part, key=lambda r: _num(r[1].get("elevation_pct")))
+            rows += sorted(part, key=lambda r: _num(r[1].elevation_pct))
         rows_by_metric[metric] = rows
     height = 1.6 + 0.3 * max(len(r) for r in rows_by_metric.values())
     fig, axes = plt.subplots(1, 2, figsize=(12, height))
@@ -104,22 +106,22 @@ def tier_figure(stats: dict):
     return fig
 
 
-def forest_figure(stats: dict):
+def forest_figure(stats: DriftStats):
     """Figure 4: persona d_rel with 95 % CIs, sorted; Cohen's d and letters in the margin."""
     n_rows = max(len(categories_of(stats, metric, ("persona",))) for metric in METRICS)
     fig, axes = plt.subplots(1, 2, figsize=(12, 1.6 + 0.4 * n_rows))
     for ax, metric in zip(axes, METRICS, strict=True):
         rows = sorted(categories_of(stats, metric, ("persona",)),
-                      key=lambda r: -_num(r[1].get("d_rel")) if not math.isnan(
-                          _num(r[1].get("d_rel"))) else math.inf)
+                      key=lambda r: -_num(r[1].d_rel) if not math.isnan(
+                          _num(r[1].d_rel)) else math.inf)
         y = list(range(len(rows)))
         for yi, (_, entry) in zip(y, rows, strict=True):
-            value, (low, high) = _num(entry.get("d_rel")), _ci(entry, "d_rel_ci")
+            value, (low, high) = _num(entry.d_rel), _ci(entry, "d_rel_ci")
             if not (math.isnan(low) or math.isnan(high)):
                 ax.plot([low, high], [yi, yi], color="#555", lw=1.2)
             if not math.isnan(value):
                 ax.plot(value, yi, "o", color=CLASS_COLORS["persona"])
-            margin = f"d={_num(entry.get('cohen_d')):.2f}  {entry.get('letters', '')}"
+            margin = f"d={_num(entry.cohen_d):.2f}  {entry.letters}"
             ax.annotate(margin, xy=(1.02, yi), xycoords=("axes fraction", "data"),
                         va="center", fontsize=8, family="monospace")
         ax.annotate("Cohen's d / letters", xy=(1.02, 1.01), xycoords="axes fraction",

@@ -19,6 +19,7 @@ import pandas as pd  # noqa: E402
 
 from memlens.numfmt import number  # noqa: E402
 from memlens.report.html import STEP_CHARS, figure_html, shorten, table_html  # noqa: E402
+from memlens.stats.results import AuditStats, HowSection  # noqa: E402
 from memlens.textsafe import escape_html as escape  # noqa: E402
 
 ANSWER_LABELS = {"dtw": "reasoning DTW", "answer_cosine": "answer cosine distance",
@@ -87,11 +88,11 @@ def direction_figure(rows: pd.DataFrame):
     return fig
 
 
-def direction_html(section: dict, save, persona_ok: bool = True) -> str:
+def direction_html(section: HowSection | None, save, persona_ok: bool = True) -> str:
     """The heat map and the table of significant (else largest) shifts."""
-    if not section or section.get("error"):
-        return f"<p>{escape((section or {}).get('error', 'no direction profile'))}</p>"
-    rows = pd.DataFrame(section.get("rows") or [])
+    if not section or section.error:
+        return f"<p>{escape(section.error if section else 'no direction profile')}</p>"
+    rows = pd.DataFrame(section.rows)
     if rows.empty:
         return "<p>No direction profile (no perturbed pairs with a floor).</p>"
     png = save(direction_figure(rows), "direction")
@@ -119,17 +120,17 @@ def direction_html(section: dict, save, persona_ok: bool = True) -> str:
             f"between the no-memory baselines and the perturbed responses, minus the same change "
             f"between no-memory samples (the floor); percentage points of a response's labelled "
             f"steps, 95 % cluster-bootstrap CI over questions (B = "
-            f"{escape(str(section.get('n_bootstrap')))}), BH across the symbols of a category. "
-            f"{section.get('n_pairs', 0)} (response, baseline) pairs.</p>"
+            f"{section.n_bootstrap}), BH across the symbols of a category. "
+            f"{section.n_pairs or 0} (response, baseline) pairs.</p>"
             + warn + figure_html(png, "direction heat map", "direction")
             + f"<p>{escape(lead)}:</p>" + table_html(table.reset_index(drop=True)))
 
 
-def substitutions_html(section: dict, persona_ok: bool = True) -> str:
+def substitutions_html(section: HowSection | None, persona_ok: bool = True) -> str:
     """The top substitutions per category (root level first)."""
-    if not section or section.get("error"):
-        return f"<p>{escape((section or {}).get('error', 'no substitutions'))}</p>"
-    rows = pd.DataFrame(section.get("rows") or [])
+    if not section or section.error:
+        return f"<p>{escape(section.error if section else 'no substitutions')}</p>"
+    rows = pd.DataFrame(section.rows)
     if rows.empty:
         return "<p>No substitution occurs more often than between no-memory samples.</p>"
     rows = rows[rows["condition_class"] != "noise"] if (rows["condition_class"] != "noise").any() \
@@ -154,32 +155,32 @@ def substitutions_html(section: dict, persona_ok: bool = True) -> str:
             "category (untested cells count as p = 1).</p>" + table_html(table))
 
 
-def answer_html(stats: dict, persona_ok: bool = True) -> str:
+def answer_html(stats: AuditStats, persona_ok: bool = True) -> str:
     """Reasoning drift and answer drift side by side per category (elevation over the floor)."""
-    answer = stats.get("answer") or {}
-    metrics = {"dtw": (stats.get("metrics") or {}).get("dtw") or {},
-               **(answer.get("metrics") or {})}
-    if not answer.get("metrics"):
-        return f"<p>{escape(answer.get('error') or answer.get('note') or 'no answer drift')}</p>"
-    cats = [(name, entry) for name, entry in (metrics["dtw"].get("categories") or {}).items()
-            if entry.get("condition_class") != "control"]
+    answer = stats.answer
+    if answer is None or not answer.metrics:
+        return f"<p>{escape((answer and (answer.error or answer.note)) or 'no answer drift')}</p>"
+    metrics = {"dtw": stats.metrics["dtw"].categories,
+               **{name: block.categories for name, block in answer.metrics.items()}}
     rows = []
-    for name, entry in cats:
-        row = {"category": name, "class": entry.get("condition_class"), "n": entry.get("n")}
+    for name, entry in metrics["dtw"].items():
+        if entry.condition_class == "control":
+            continue
+        row = {"category": name, "class": entry.condition_class, "n": entry.n}
         moved = {}
-        for metric in metrics:
-            cell = (metrics[metric].get("categories") or {}).get(name) or {}
-            low, high = (cell.get("elevation_ci") or [None, None])[:2]
-            p = cell.get("elevation_p")
+        for metric, categories in metrics.items():
+            cell = categories.get(name)
+            low, high = cell.elevation_ci if cell else (None, None)
+            p = cell.elevation_p if cell else None
             if metric in ("answer_hedging", "answer_refusal"):
-                mean = cell.get("mean")
+                mean = cell.mean if cell else None
                 text = f"{number(100 * mean if mean is not None else None, '+.0f')} pp"
             else:
-                text = f"{number(cell.get('elevation_pct'), '+.0f')}% {_ci(low, high, '+.0f')}"
+                text = f"{number(cell.elevation_pct if cell else None, '+.0f')}% {_ci(low, high, '+.0f')}"
             row[ANSWER_LABELS.get(metric, metric)] = f"{text} p={number(p, '.2g')}"
-            moved[metric] = isinstance(p, float) and p < 0.05 and (cell.get("elevation_pct") or 0) > 0
+            moved[metric] = p is not None and p < 0.05 and (cell.elevation_pct or 0) > 0
         row["reading"] = ("not interpretable (instrument not valid)"
-                          if entry.get("condition_class") == "persona" and not persona_ok else
+                          if entry.condition_class == "persona" and not persona_ok else
                           "reasoning moved, answer stayed" if moved.get("dtw")
                           and not moved.get("answer_cosine") else
                           "answer moved, reasoning stayed" if moved.get("answer_cosine")
@@ -194,12 +195,12 @@ def answer_html(stats: dict, persona_ok: bool = True) -> str:
             "\"moved\" means p &lt; 0.05 upwards.</p>" + table_html(pd.DataFrame(rows)))
 
 
-def contrasts_html(section: dict, persona_ok: bool = True) -> str:
+def contrasts_html(section: HowSection | None, persona_ok: bool = True) -> str:
     """The value-contrast table, or the note that the design has one value per category."""
-    if not section or section.get("error"):
-        return f"<p>{escape((section or {}).get('error', 'no contrasts'))}</p>"
-    rows = pd.DataFrame(section.get("rows") or [])
-    note = f'<p class="warn">{escape(section["note"])}</p>' if section.get("note") else ""
+    if not section or section.error:
+        return f"<p>{escape(section.error if section else 'no contrasts')}</p>"
+    rows = pd.DataFrame(section.rows)
+    note = f'<p class="warn">{escape(section.note)}</p>' if section.note else ""
     if rows.empty:
         return note or "<p>No value pair was answered on a common question.</p>"
     rows = rows[rows["metric"] == "dtw"]
@@ -271,20 +272,20 @@ def how_drift_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
     """The (heading, html) sections, in report order; figures go to ``fig_dir``."""
     from memlens.report.figures import save_figure
 
-    stats = run.stats or {}
+    stats = run.stats
     if not stats:
         return [("How reasoning drifts", "<p>(no statistics)</p>")]
 
     def save(fig, name):
         return save_figure(fig, fig_dir, name)
 
-    persona_ok = bool((stats.get("validity") or {}).get("persona_interpretable"))
+    persona_ok = stats.validity.persona_interpretable
     return [
         ("How reasoning drifts: direction profiles",
-         direction_html(stats.get("direction"), save, persona_ok)),
+         direction_html(stats.direction, save, persona_ok)),
         ("Substitutions along the DTW alignment",
-         substitutions_html(stats.get("substitutions"), persona_ok)),
+         substitutions_html(stats.substitutions, persona_ok)),
         ("Answer drift beside reasoning drift", answer_html(stats, persona_ok)),
-        ("Value contrasts within a category", contrasts_html(stats.get("contrasts"), persona_ok)),
+        ("Value contrasts within a category", contrasts_html(stats.contrasts, persona_ok)),
         ("What changed: the most drifted pairs", what_changed_html(run)),
     ]

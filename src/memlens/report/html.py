@@ -13,6 +13,7 @@ import math
 import pandas as pd
 
 from memlens.numfmt import number
+from memlens.stats.results import AuditStats, Design, Validity
 from memlens.textsafe import escape_html as escape
 
 CSS = """
@@ -82,43 +83,39 @@ def figure_html(png_base64: str, alt: str, name: str) -> str:
             f'<p class="meta">files: figures/{escape(name)}.png, figures/{escape(name)}.svg</p>')
 
 
-def validity_html(stats: dict | None, stats_error: str | None) -> str:
+def validity_html(stats: AuditStats | None, stats_error: str | None) -> str:
     """The verdict box, the plain-language explanation (which check failed, by how much, could a
     paper-sized effect have been seen, what to do next), power, coverage, design and the checks."""
     if not stats:
         return ('<div class="verdict unknown">validity: not computed</div>'
                 f"<p>{escape(stats_error or 'no statistics yet')}</p>")
-    validity = stats.get("validity") or {}
-    verdict = str(validity.get("verdict", "unknown"))
+    validity = stats.validity
+    verdict = validity.verdict
     klass = verdict if verdict in ("pass", "fail") else "unknown"
-    explanation = validity.get("explanation") or (
+    explanation = validity.explanation or (
         "" if verdict == "pass" else "The instrument did not pass its validity checks: persona "
         "results below are not interpretable.")
     lead = f'<p class="{"meta" if verdict == "pass" else "warn"}">{escape(explanation)}</p>'
-    rows = []
-    for check in validity.get("checks") or []:
-        status = str(check.get("status", ""))
-        rows.append(f'<tr><td>{fmt(check.get("name"))}</td><td>{fmt(check.get("metric"))}</td>'
-                    f'<td class="{"ok" if status == "pass" else "bad"}">{fmt(status)}</td>'
-                    f'<td>{fmt(check.get("detail"))}</td></tr>')
+    rows = [f'<tr><td>{fmt(check.name)}</td><td>{fmt(check.metric)}</td>'
+            f'<td class="{"ok" if check.status == "pass" else "bad"}">{fmt(check.status)}</td>'
+            f'<td>{fmt(check.detail)}</td></tr>' for check in validity.checks]
     checks = (f"<table><tr><th>check</th><th>metric</th><th>status</th><th>detail</th></tr>"
               f"{''.join(rows)}</table>")
     return (f'<div class="verdict {klass}">instrument validity: <b>{escape(verdict)}</b></div>'
             f"{lead}{_power_html(validity)}{_coverage_html(validity)}"
-            f"{_design_html(stats.get('design'))}{checks}")
+            f"{_design_html(getattr(stats, 'design', None))}{checks}")
 
 
-def _power_html(validity: dict) -> str:
-    power = validity.get("power") or {}
-    if not power:
+def _power_html(validity: Validity) -> str:
+    if not validity.power:
         return ""
     rows = []
-    for metric, row in power.items():
-        need = row.get("questions_for_paper_effect")
-        rows.append(f"<tr><td>{escape(str(metric))}</td><td>{fmt(row.get('n_questions'))}</td>"
-                    f"<td>{number(row.get('mde_pct'), '+.1f')}%</td>"
-                    f"<td>{number(row.get('paper_effect_pct'), '+.0f')}%</td>"
-                    f"<td>{'yes' if row.get('powered') else 'no'}</td>"
+    for metric, row in validity.power.items():
+        need = row.questions_for_paper_effect
+        rows.append(f"<tr><td>{escape(str(metric))}</td><td>{fmt(row.n_questions)}</td>"
+                    f"<td>{number(row.mde_pct, '+.1f')}%</td>"
+                    f"<td>{number(row.paper_effect_pct, '+.0f')}%</td>"
+                    f"<td>{'yes' if row.powered else 'no'}</td>"
                     f"<td>{fmt(need) if need else 'n/a'}</td></tr>")
     return ("<p class=\"meta\">Power of the sensitivity check (paired t over questions, "
             "α = 0.001, 80 % power): the smallest life-event elevation this run could detect, "
@@ -127,25 +124,25 @@ def _power_html(validity: dict) -> str:
             f"<th>questions needed for it</th></tr>{''.join(rows)}</table>")
 
 
-def _coverage_html(validity: dict) -> str:
-    coverage = validity.get("coverage") or {}
-    if not coverage:
+def _coverage_html(validity: Validity) -> str:
+    if not validity.coverage:
         return ""
-    cells = "".join(f"<tr><td>{escape(str(k))}</td><td>{fmt(v.get('usable'))} of "
-                    f"{fmt(v.get('planned'))}</td></tr>" for k, v in sorted(coverage.items()))
+    cells = "".join(f"<tr><td>{escape(str(k))}</td><td>{fmt(v.usable)} of "
+                    f"{fmt(v.planned)}</td></tr>" for k, v in sorted(validity.coverage.items()))
+    minimum = validity.min_coverage if validity.min_coverage is not None else 0.8
     return (f"<p class=\"meta\">Usable drift rows per condition class (no verdict below "
-            f"{number(100 * float(validity.get('min_coverage', 0.8)), '.0f')} % of the plan):</p>"
+            f"{number(100 * minimum, '.0f')} % of the plan):</p>"
             f"<table><tr><th>class</th><th>usable of planned</th></tr>{cells}</table>")
 
 
-def _design_html(design: dict | None) -> str:
+def _design_html(design: Design | None) -> str:
     if not design:
         return ""
-    return (f"<p class=\"meta\">Design: {escape(str(design.get('design', '')))} "
-            f"(baselines K = {fmt(design.get('baselines'))}, samples = "
-            f"{fmt(design.get('samples'))}, injection mode {escape(str(design.get('injection_mode')))}"
-            + (f", memory template {escape(str(design['memory_template']))}"
-               if design.get("memory_template") else "") + ")</p>")
+    return (f"<p class=\"meta\">Design: {escape(design.design)} "
+            f"(baselines K = {fmt(design.baselines)}, samples = "
+            f"{fmt(design.samples)}, injection mode {escape(design.injection_mode)}"
+            + (f", memory template {escape(design.memory_template)}"
+               if design.memory_template else "") + ")</p>")
 
 
 def page(title: str, sections: list[tuple[str, str]], header: str) -> str:

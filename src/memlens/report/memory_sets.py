@@ -1,8 +1,9 @@
 """The report's memory-set section: "the sensitive fact alone" versus "the same fact among
 neutral ones", and attribute pairs versus each alone (``memlens.stats.memory_sets``).
 
-Computed from the run's drift rows by ``memlens.audit.memory_sets.memory_set_stats`` (seeded,
-equal to ``AuditResult.memory_sets``); written to ``tables/memory_sets*.csv|parquet`` and
+Renders ``AuditRun.memory_sets`` (computed by ``load_audit_run`` with
+``memlens.audit.memory_sets.memory_set_stats``, seeded, so equal to ``AuditResult.memory_sets``);
+written to ``tables/memory_sets*.csv|parquet`` and
 ``memory_sets.json``; one figure. Every value goes through ``table_html`` / ``escape``.
 """
 
@@ -49,12 +50,11 @@ def memory_set_figure(result: dict):
 
 def memory_set_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
     """The report section (``[]`` when the run has no memory sets)."""
-    from memlens.audit.memory_sets import memory_set_stats
     from memlens.report.figures import save_figure
     from memlens.report.tables import write_table
     from memlens.stats.memory_sets import memory_set_tables
 
-    result = memory_set_stats(list(run.drift), run.config)
+    result = run.memory_sets
     if result is None:
         return []
     among, pairs = (pd.DataFrame(rows) for rows in memory_set_tables(result))

@@ -1,8 +1,9 @@
 """The report's selectivity section: drift where memory should matter (should-personalize
 questions) versus where it should not (the benchmark), per attribute, on one figure.
 
-Computed from the run's drift rows by ``memlens.audit.control_set.selectivity_of`` (seeded, so
-the numbers equal ``AuditResult.selectivity``); written to ``tables/selectivity.csv|parquet``
+Renders ``AuditRun.selectivity`` (computed by ``load_audit_run`` with
+``memlens.audit.control_set.selectivity_of``, seeded, so equal to ``AuditResult.selectivity``);
+written to ``tables/selectivity.csv|parquet``
 and ``selectivity.json``. Every value goes through ``table_html`` / ``escape``.
 """
 
@@ -78,11 +79,10 @@ def selectivity_figure(result: dict):
 
 def selectivity_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
     """The report section (``[]`` when the run has no control set)."""
-    from memlens.audit.control_set import selectivity_of
     from memlens.report.figures import save_figure
     from memlens.report.tables import write_table
 
-    result = selectivity_of(list(run.drift), run.config)
+    result = run.selectivity
     if result is None:
         return []
     table = selectivity_table(result)

@@ -7,49 +7,37 @@ from pathlib import Path
 import pandas as pd
 
 from memlens.fileio import atomic_path
+from memlens.stats.results import DriftStats
 
 CATEGORY_FIELDS = ("n", "mean", "sd", "elevation_pct", "elevation_p", "d_rel", "d_rel_p",
                    "d_rel_q", "cohen_d", "letters")
 
 
-def category_table(stats: dict) -> pd.DataFrame:
-    """One row per (metric, category): class, n, mean, sd, elevation, d_rel with CI, d, letters.
-
-    >>> stats = {"metrics": {"dtw": {"categories": {"age": {"condition_class": "persona",
-    ...     "n": 3, "d_rel": 0.5, "d_rel_ci": [0.1, 0.9]}}}}}
-    >>> category_table(stats)[["metric", "category", "d_rel", "d_rel_ci_low"]].values.tolist()
-    [['dtw', 'age', 0.5, 0.1]]
-    """
+def category_table(stats: DriftStats | None) -> pd.DataFrame:
+    """One row per (metric, category): class, n, mean, sd, elevation, d_rel with CI, d, letters
+    (an empty frame when no statistics were computed)."""
     rows = []
-    for metric, block in (stats.get("metrics") or {}).items():
-        for category, entry in (block.get("categories") or {}).items():
+    for metric, block in (stats.metrics if stats else {}).items():
+        for category, entry in block.categories.items():
             row = {"metric": metric, "category": category,
-                   "condition_class": entry.get("condition_class")}
-            row.update({key: entry.get(key) for key in CATEGORY_FIELDS})
+                   "condition_class": entry.condition_class}
+            row.update({key: getattr(entry, key) for key in CATEGORY_FIELDS})
             for key in ("d_rel_ci", "elevation_ci"):
-                low, high = (entry.get(key) or [None, None])[:2]
-                row[f"{key}_low"], row[f"{key}_high"] = low, high
+                row[f"{key}_low"], row[f"{key}_high"] = getattr(entry, key)
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def mixed_model_table(stats: dict) -> pd.DataFrame:
-    """One row per (metric, term) of the mixed model, whatever fields each term carries."""
+def mixed_model_table(stats: DriftStats | None) -> pd.DataFrame:
+    """One row per (metric, term) of the mixed model: estimate, se, CI and p-value."""
     rows = []
-    for metric, block in (stats.get("metrics") or {}).items():
-        model = block.get("mixed_model") or {}
-        terms = model.get("coefficients", model.get("terms"))
-        if isinstance(terms, dict):
-            terms = [{"term": name, **(value if isinstance(value, dict) else {"estimate": value})}
-                     for name, value in terms.items()]
-        for term in terms or []:
-            flat = {}
-            for key, value in term.items():
-                if isinstance(value, list | tuple) and len(value) == 2:
-                    flat[f"{key}_low"], flat[f"{key}_high"] = value
-                else:
-                    flat[key] = value
-            rows.append({"metric": metric, **flat})
+    for metric, block in (stats.metrics if stats else {}).items():
+        model = block.mixed_model
+        for term, coefficient in (model.coefficients if model else {}).items():
+            low, high = coefficient.ci
+            rows.append({"metric": metric, "term": term, "estimate": coefficient.estimate,
+                         "se": coefficient.se, "ci_low": low, "ci_high": high,
+                         "p_value": coefficient.p_value})
     return pd.DataFrame(rows)
 
 

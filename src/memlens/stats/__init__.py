@@ -23,11 +23,15 @@ from memlens.stats.letters import compact_letters
 from memlens.stats.mixed import fit_mixed_model
 from memlens.stats.multiple import benjamini_hochberg
 from memlens.stats.pairwise import pairwise_welch
+from memlens.stats.results import AuditStats, DriftStats, parse_stats
 from memlens.stats.summary import format_summary
 from memlens.stats.table import load_drift_table, metric_columns, validate_drift_table
 from memlens.stats.validity import convergence, validity_verdict
 
 __all__ = [
+    "AuditStats",
+    "DriftStats",
+    "parse_stats",
     "BootstrapEstimate",
     "analyze",
     "benjamini_hochberg",

@@ -11,6 +11,7 @@ import pandas as pd
 from memlens.errors import MemlensError
 from memlens.stats.mixed import fit_mixed_model
 from memlens.stats.panel import category_statistics
+from memlens.stats.results import DriftStats
 from memlens.stats.table import FLOOR_CATEGORY, metric_columns, validate_drift_table
 from memlens.stats.validity import convergence, validity_verdict
 
@@ -25,8 +26,9 @@ def analyze(
     n_bootstrap: int = 10_000,
     model: str | None = None,
     mixed_model: bool = True,
-) -> dict:
-    """Analyse a drift table; returns a JSON-serialisable dict (NaN and ±inf become ``None``).
+) -> DriftStats:
+    """Analyse a drift table into a typed :class:`~memlens.stats.results.DriftStats`
+    (``.to_json()`` is ``stats.json``; numbers that cannot be computed are ``None``).
 
     Keys: ``settings``, ``n_rows``, ``n_questions``, ``metrics.<metric>`` (``floor``, ``noise``,
     ``categories.<category>``, ``classes``, ``pairwise``, ``mixed_model``), ``convergence``
@@ -57,7 +59,7 @@ def analyze(
         "convergence": converged,
         "validity": validity_verdict(results, converged),
     }
-    return to_jsonable(stats)
+    return DriftStats.model_validate(to_jsonable(stats))
 
 
 def _select_model(table: pd.DataFrame, model: str | None) -> pd.DataFrame:

@@ -13,6 +13,9 @@ The net shift's 95 % interval and two-sided p-value come from a cluster bootstra
 p-values are Benjamini–Hochberg adjusted across the symbols of one category and level (roots
 and subcategory symbols are separate families). Roots are scored from the same sequences with
 each symbol replaced by its root.
+
+:func:`paired_direction` compares two runs' profiles (B − A), paired: one draw of the questions
+both runs hold per replicate, applied to both runs' net shifts.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from memlens.stats.bootstrap import bootstrap_p_value, draw_cluster_counts
+from memlens.stats.bootstrap import bootstrap_p_value, draw_cluster_counts, summarize_replicates
 from memlens.stats.multiple import benjamini_hochberg
 from memlens.stats.table import FLOOR_CATEGORY
 
@@ -173,3 +176,82 @@ def direction_profile(pairs: pd.DataFrame, symbols: Sequence[str], root_of: Mapp
                     "interpretable": bool(n_questions[g] >= min_questions
                                           and np.isfinite(low[g, k]))})
     return pd.DataFrame(frames, columns=COLUMNS)
+
+
+PAIRED_COLUMNS = ["category", "condition_class", "level", "symbol", "a", "b", "delta", "delta_ci",
+                  "delta_p", "delta_q", "n_questions", "interpretable"]
+_RUN_TAG = "\x00"
+
+
+def paired_direction(pairs_a: pd.DataFrame, pairs_b: pd.DataFrame, symbols: Sequence[str],
+                     root_of: Mapping[str, str], *, seed: int = 0, n_bootstrap: int = 2_000,
+                     confidence: float = 0.95,
+                     min_questions: int = MIN_QUESTIONS) -> pd.DataFrame:
+    """Δ net_pp (B − A) of two runs' direction profiles, paired over the questions both hold.
+
+    ``pairs_a`` / ``pairs_b`` are :func:`direction_profile` inputs. Both are cut to the shared
+    questions; the runs' responses then enter one :func:`grouped_means` as separate categories,
+    so every replicate draws the shared questions once and applies that draw to both runs. Per
+    (category, level, symbol) of the non-floor categories both runs hold: each run's ``net_pp``
+    on the shared questions (``a``, ``b``), ``delta`` = b − a with its percentile interval
+    (``delta_ci`` = [low, high]) and two-sided bootstrap ``delta_p``, ``delta_q`` = BH across
+    the symbols of one category and level (the profile's families), ``n_questions`` = questions
+    where both runs have the category. ``interpretable`` needs ``min_questions`` of them and a
+    finite interval. Empty when no question is shared or a run has no floor rows.
+
+    >>> def run(reply):  # one question: a floor sample and an ``age`` response
+    ...     return pd.DataFrame({"response_id": ["f", "r"], "question_id": ["q1", "q1"],
+    ...                          "category": ["no_perturbation", "age"],
+    ...                          "condition_class": ["control", "persona"],
+    ...                          "baseline_symbols": [["a", "b"]] * 2,
+    ...                          "compared_symbols": [["a", "b"], list(reply)]})
+    >>> table = paired_direction(run("ab"), run("aa"), ["a", "b"], {"a": "A", "b": "B"})
+    >>> table.loc[table["level"] == "symbol", ["symbol", "a", "b", "delta"]].values.tolist()
+    [['a', 0.0, 50.0, 50.0], ['b', 0.0, -50.0, -50.0]]
+    """
+    shared = set(pairs_a["question_id"]) & set(pairs_b["question_id"])
+    parts = {"A": pairs_a[pairs_a["question_id"].isin(shared)],
+             "B": pairs_b[pairs_b["question_id"].isin(shared)]}
+    held = {run: set(part["category"]) for run, part in parts.items()}
+    if not shared or any(FLOOR_CATEGORY not in names for names in held.values()):
+        return pd.DataFrame(columns=PAIRED_COLUMNS)
+    categories = sorted((held["A"] & held["B"]) - {FLOOR_CATEGORY})
+    classes, questions = {}, {}
+    for run, part in parts.items():
+        classes.update(zip(part["category"], part["condition_class"], strict=True))
+        for name, group in part.groupby("category")["question_id"]:
+            questions[run, name] = set(group)
+    combined = pd.concat([part.assign(
+        response_id=run + _RUN_TAG + part["response_id"].astype(str),
+        category=run + _RUN_TAG + part["category"].astype(str)) for run, part in parts.items()],
+        ignore_index=True)
+    roots = sorted(set(root_of.get(s, s) for s in symbols))
+    rows = []
+    for level, names, mapping in (("root", roots, root_of), ("symbol", list(symbols), None)):
+        meta, delta, _ = response_changes(combined, names, mapping)
+        labels, _, point, rep, _ = grouped_means(meta, delta, seed=seed, n_bootstrap=n_bootstrap)
+        index = {label: k for k, label in enumerate(labels)}
+        nets = []  # per run: net point (C × V) and replicates (B × C × V) of the categories
+        for run in ("A", "B"):
+            floor = index[run + _RUN_TAG + FLOOR_CATEGORY]
+            columns = [index[run + _RUN_TAG + category] for category in categories]
+            nets.append((point[columns] - point[floor], rep[:, columns] - rep[:, [floor]]))
+        (net_a, reps_a), (net_b, reps_b) = nets
+        for j, category in enumerate(categories):
+            a, b = net_a[j], net_b[j]
+            estimates = [summarize_replicates(float(b[k] - a[k]),
+                                              reps_b[:, j, k] - reps_a[:, j, k],
+                                              confidence=confidence) for k in range(len(names))]
+            q_values = benjamini_hochberg([e.p_value for e in estimates])
+            n_questions = len(questions["A", category] & questions["B", category])
+            for k, name in enumerate(names):
+                e = estimates[k]
+                rows.append({
+                    "category": category, "condition_class": classes.get(category, ""),
+                    "level": level, "symbol": name, "a": 100 * a[k], "b": 100 * b[k],
+                    "delta": 100 * e.estimate, "delta_ci": [100 * e.ci_low, 100 * e.ci_high],
+                    "delta_p": e.p_value, "delta_q": float(q_values[k]),
+                    "n_questions": n_questions,
+                    "interpretable": bool(n_questions >= min_questions
+                                          and np.isfinite(e.ci_low))})
+    return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
