@@ -140,7 +140,8 @@ def test_tool_choice_and_call_path_requests():
 def test_bad_k_is_a_clear_error(tmp_path, k):
     from memlens.errors import MemlensError
 
-    with pytest.raises(MemlensError, match="--k"):
+    with pytest.raises(MemlensError, match=r"RunConfig: field 'k': Input should be greater "
+                                           rf"than or equal to 1 \(got {k}\)"):
         run_tooldrift(FakeModel(), DATA, tmp_path, RunConfig(k=k), progress=False)
 
 
@@ -179,3 +180,24 @@ def test_a_tool_name_is_forced_by_every_backend_mapping():
     # emulated backends constrain decoding to the named tool only
     assert constraint_schema(params) == entry.parameters_schema
     assert other.tool_name not in prepare_messages([], params)[0]["content"]
+
+
+def test_emulated_tools_join_the_leading_system_message_as_the_api_path_does():
+    """The tool-drift system prompt (the memory in setting 1) and the tool instruction reach the
+    embedded / HF / vLLM backends as one leading system message, as they reach an API backend
+    through ``schema_call_request`` (some chat templates refuse a second system message)."""
+    from memlens.models import GenerationParams
+    from memlens.models.openai_compat import schema_call_request
+    from memlens.models.tool_emulation import prepare_messages, tool_instruction
+
+    entry = DATA.entries["speed_impatience/ecommerce/scenario_1"]
+    params = GenerationParams(tools=(entry.openai_tool(),), tool_choice=entry.tool_name)
+    messages = [{"role": "system", "content": "The user is always in a hurry."},
+                {"role": "user", "content": "go"}]
+    sent = prepare_messages(messages, params)
+    assert [m["role"] for m in sent] == ["system", "user"]
+    assert sent[0]["content"] == (tool_instruction((entry.openai_tool(),))
+                                  + "\n\nThe user is always in a hurry.")
+    api, _ = schema_call_request("m", messages, params, official=False)
+    assert api["messages"] == sent
+    assert messages[0]["content"] == "The user is always in a hurry."  # inputs left unchanged

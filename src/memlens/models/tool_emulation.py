@@ -100,12 +100,30 @@ def constraint_schema(params: GenerationParams) -> dict | None:
     return params.json_schema
 
 
+def with_instruction(messages: Sequence[Message], instruction: str) -> list[Message]:
+    """Copies of ``messages`` with ``instruction`` leading the first system message (one is
+    added when there is none): some chat templates refuse a system message that is not first.
+
+    >>> with_instruction([{"role": "system", "content": "Be brief."},
+    ...                   {"role": "user", "content": "hi"}], "Call a tool.")[0]["content"]
+    'Call a tool.\\n\\nBe brief.'
+    >>> [m["role"] for m in with_instruction([{"role": "user", "content": "hi"}], "Call.")]
+    ['system', 'user']
+    """
+    sent = [dict(m) for m in messages]
+    if sent and sent[0].get("role") == "system" and isinstance(sent[0].get("content"), str):
+        sent[0]["content"] = f"{instruction}\n\n{sent[0]['content']}"
+    else:
+        sent.insert(0, {"role": "system", "content": instruction})
+    return sent
+
+
 def prepare_messages(messages: Sequence[Message], params: GenerationParams) -> list[Message]:
-    """Messages as sent: copies, with a tool instruction first when tools are emulated."""
-    prepared = [dict(m) for m in messages]
+    """Messages as sent: copies, with the tool instruction in the leading system message when
+    tools are emulated (``with_instruction``)."""
     if emulates_tools(params):
-        prepared.insert(0, {"role": "system", "content": tool_instruction(chosen_tools(params))})
-    return prepared
+        return with_instruction(messages, tool_instruction(chosen_tools(params)))
+    return [dict(m) for m in messages]
 
 
 def apply_emulated_calls(response: ChatResponse, params: GenerationParams) -> ChatResponse:
