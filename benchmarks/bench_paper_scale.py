@@ -18,9 +18,20 @@ Parts (all by default):
    nothing is called, so this is pure store-reading cost.
 3. **inflight** — calls in flight seen by the server at --concurrency 128 and 256, with the
    backend's old silent bound of 32 ("before") and with the flag honoured ("after").
+4. **overlap** — the chunk loop alone (``run_chunks``, no statistics) on fresh run directories:
+   strictly sequential stages in chunks of 32 waves (as before), overlapped stages (generation
+   runs on while finished chunks are labelled; chunks of ``chunk_size``), and sequential
+   stages in the overlapped run's chunks (what one chunk boundary costs when nothing overlaps
+   it), alternating ``--repeats`` times; engine overhead of each against the same model time,
+   and the ratios. With few questions the 32-wave run is a single chunk (no boundary to hide).
+
+Engine overhead = 1 - (calls x latency / concurrency) / (wall seconds of the chunk loop, drift
+included). (Before overlapping it was measured against generate + label seconds, which now
+overlap and so count some seconds twice.)
 
 Usage: python benchmarks/bench_paper_scale.py [--questions 306] [--latency 1.0]
-       [--concurrency 128] [--bootstrap 10000] [--parts audit,reread,inflight] [--keep DIR]
+       [--concurrency 128] [--bootstrap 10000] [--parts audit,reread,inflight,overlap]
+       [--repeats 1] [--keep DIR]
 A reduced run: --questions 20 --bootstrap 1000 (about 1,900 calls per stage).
 """
 
@@ -148,7 +159,7 @@ def part_audit(server: Server, args, run_dir: Path) -> dict:
     s = result.seconds
     calls = result.calls["pending"] + result.labels.get("responses", 0)
     model_time = calls * args.latency / args.concurrency
-    stage_wall = s["generate"] + s["label"]
+    stage_wall = s["chunks"]  # the loop's wall (generate and label overlap: not their sum)
     return {
         "generation_calls": result.calls["pending"], "labeler_calls":
             result.labels.get("responses", 0), "failed": result.calls["failed"],
@@ -165,7 +176,72 @@ def part_audit(server: Server, args, run_dir: Path) -> dict:
         "engine_overhead_share": round(1 - model_time / stage_wall, 4) if stage_wall else None,
         "in_flight": server.in_flight(t0, time.time()),
         "stats_error": result.stats_error,
+        "loadavg": _loadavg(),
     }
+
+
+def _loadavg() -> str:
+    return Path("/proc/loadavg").read_text().strip() if Path("/proc/loadavg").exists() else ""
+
+
+def part_overlap(server: Server, args) -> dict:
+    """The chunk loop, sequential vs overlapped, on fresh run directories (no cache hits)."""
+    from functools import cache
+
+    from memlens.audit.chunks import run_chunks
+    from memlens.audit.pipeline import chunk_size, labeler_options, plan_cells, question_chunks
+    from memlens.models import get_model
+    from memlens.ontology import get_labeler, load_ontology
+    from memlens.store import RunStore
+
+    config = paper_config(server.url, args.questions, args.bootstrap, args.concurrency)
+    cells, _ = plan_cells(config)
+    # name: (cells per chunk, overlapped); "sequential_small" has the overlapped run's chunks,
+    # so (its wall - sequential's) / (its extra chunks) is what one chunk boundary costs
+    variants = {"sequential": (max(64, 32 * args.concurrency), False),
+                "overlapped": (chunk_size(config), True),
+                "sequential_small": (chunk_size(config), False)}
+    runs: dict[str, list] = {name: [] for name in variants}
+    first = [cell for cell in cells if cell.question.id == cells[0].question.id]
+    schedule = [("warm-up", first)]  # imports, JIT and the labeler's setup: paid by neither
+    for repeat in range(args.repeats):
+        order = list(variants) if repeat % 2 == 0 else list(variants)[::-1]
+        schedule += [(name, cells) for name in order]
+    for name, todo in schedule:
+        run_dir = Path(tempfile.mkdtemp()) / "run"
+        make_model = cache(lambda: get_model(config.model))
+        t0 = time.time()
+        with RunStore(run_dir) as store:
+            make_labeler = cache(lambda store=store: get_labeler(
+                config.labeler, ontology=load_ontology(config.ontology), store=store,
+                **labeler_options(config)))
+            totals = run_chunks(todo, config, store, make_model, make_labeler,
+                                size=variants.get(name, (64, True))[0],
+                                progress=args.progress,
+                                overlap=variants.get(name, (64, True))[1])
+        shutil.rmtree(run_dir.parent)
+        if name == "warm-up":
+            continue
+        calls = totals.calls["pending"] + totals.labels.get("responses", 0)
+        model_time = calls * args.latency / args.concurrency
+        seconds = totals.seconds
+        runs[name].append({
+            "calls": calls, "chunk_cells": variants[name][0], "chunks":
+                len(question_chunks(cells, variants[name][0])), "model_time_s": round(model_time, 2),
+            "seconds": {key: round(value, 2) for key, value in seconds.items()},
+            "engine_overhead_share": round(1 - model_time / seconds["chunks"], 4),
+            "peak_in_flight_server": server.in_flight(t0, time.time())["peak"],
+            "peak_in_flight_slots": totals.peak_in_flight, "loadavg": _loadavg()})
+    best = {name: min(run["seconds"]["chunks"] for run in found) for name, found in runs.items()}
+    extra = runs["sequential_small"][0]["chunks"] - runs["sequential"][0]["chunks"]
+    return {**runs, "best_chunks_s": best,
+            "overlapped_over_sequential_wall": round(best["overlapped"] / best["sequential"], 4),
+            "overlapped_over_sequential_small_wall":
+                round(best["overlapped"] / best["sequential_small"], 4),
+            "sequential_s_per_chunk_boundary":
+                round((best["sequential_small"] - best["sequential"]) / extra, 2) if extra else None,
+            "best_overhead_share": {name: round(1 - runs[name][0]["model_time_s"] / best[name], 4)
+                                    for name in runs}}
 
 
 def _old_pipeline():
@@ -246,7 +322,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=128)
     parser.add_argument("--bootstrap", type=int, default=10_000)
     parser.add_argument("--waves", type=int, default=6, help="inflight: calls = waves x C")
-    parser.add_argument("--parts", default="audit,reread,inflight")
+    parser.add_argument("--parts", default="audit,reread,inflight,overlap")
+    parser.add_argument("--repeats", type=int, default=1, help="overlap: runs of each variant")
     parser.add_argument("--keep", help="run directory to keep (default: a temporary one)")
     parser.add_argument("--progress", action="store_true")
     parser.add_argument("--json", help="also write the results here")
@@ -268,6 +345,9 @@ def main() -> None:
         if "reread" in parts:
             results["reread"] = part_reread(server, args, run_dir)
             print(json.dumps({"reread": results["reread"]}, indent=1), flush=True)
+        if "overlap" in parts:
+            results["overlap"] = part_overlap(server, args)
+            print(json.dumps({"overlap": results["overlap"]}, indent=1), flush=True)
         if "inflight" in parts:
             results["inflight"] = part_inflight(server, args)
             print(json.dumps({"inflight": results["inflight"]}, indent=1), flush=True)

@@ -6,7 +6,8 @@ stages used to re-read the whole ``audit_steps``, ``audit_labels`` and ``audit_d
 tables on every chunk — quadratic work at paper size (28,000 responses: ~2 s per read, ~28
 chunks). ``StageRows`` holds those tables in memory, loaded once, and is updated as each chunk
 writes; ``drift_chunk`` pairs and scores one chunk's questions. Drift rows never pair responses
-of different questions, so a chunk's drift depends only on its own rows.
+of different questions, so a chunk's drift depends only on its own rows — which is also what
+lets ``run_chunks`` label and score chunk i while later chunks are still being generated.
 """
 
 from __future__ import annotations
@@ -31,7 +32,11 @@ FLAG = "excluded_orthogonality"  # memlens.audit.orthogonality.FLAG (no import: 
 
 @dataclass
 class StageRows:
-    """In-memory copy of the steps, labels and drift-pair tables, indexed for chunk lookups."""
+    """In-memory copy of the steps, labels and drift-pair tables, indexed for chunk lookups.
+
+    Only one thread uses it: in an overlapped run (``run_chunks``) the generation thread just
+    hands its outcomes over, and the labeling thread splits, stores and records them.
+    """
 
     steps: dict[str, StepsRow] = field(default_factory=dict)
     labels: dict[str, LabelsRow] = field(default_factory=dict)
@@ -145,21 +150,45 @@ class ChunkTotals:
     labels: dict[str, int] = field(default_factory=dict)
     drift: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=lambda: {
-        "load": 0.0, "generate": 0.0, "label": 0.0, "drift": 0.0,
-        "cpu_generate": 0.0, "cpu_label": 0.0})
-    """Wall seconds per stage, and ``cpu_*``: process CPU seconds (every thread) per stage."""
+        "load": 0.0, "generate": 0.0, "label": 0.0, "drift": 0.0, "chunks": 0.0,
+        "overlapped": 0.0, "cpu_generate": 0.0, "cpu_label": 0.0, "cpu_chunks": 0.0})
+    """Wall seconds each stage was busy, summed over chunks; ``chunks``: wall seconds of the
+    whole chunk loop (after ``load``); ``overlapped``: how much of the stages' busy time ran
+    alongside another stage (generate + label + drift - chunks; 0 when sequential).
+    ``cpu_generate`` / ``cpu_label``: CPU seconds of the thread running that stage (its event
+    loop included, the store-writer thread not); ``cpu_chunks``: process CPU seconds (every
+    thread) of the whole loop."""
+    peak_in_flight: int = 0
+    """Most model calls in flight at once across the stages (overlapped runs; 0 otherwise)."""
 
 
 def run_chunks(cells, config, store, make_model, make_labeler, *, size: int,
-               progress: bool = True, excluded=frozenset()) -> ChunkTotals:
+               progress: bool = True, excluded=frozenset(), overlap: bool = True) -> ChunkTotals:
     """generate -> steps -> labels -> drift per chunk of whole questions (``question_chunks``),
     each chunk's work proportional to the chunk: the stage tables are read once
     (``StageRows.load``). One overall progress bar (generation calls + labelled responses, with
-    an ETA across chunks and stages) sits above the per-stage bars."""
+    an ETA across chunks and stages) sits above the generation bar.
+
+    With ``overlap`` (the default, when there are several chunks) one engine run generates every
+    pending cell on a helper thread, without stopping at chunk boundaries, while this thread
+    splits, stores, labels and drift-scores each chunk as soon as its last call has finished
+    (in chunk order). The stages share ``config.concurrency`` slots
+    (``memlens.engine.slots.shared_slots``): at most that many calls are in flight in all
+    (without ``--concurrency`` each stage keeps its backend's own bound); labeler calls are
+    served first and generation fills the slots left, so labels never fall far behind and a
+    labeler chunk boundary leaves no slot idle. Only this thread touches ``StageRows`` and
+    writes stage rows (the store serialises them with the engine's writer threads), so an
+    interrupted run keeps every finished row: every finished call is in the request cache,
+    every fully generated chunk processed so far has its steps, labels and drift rows, and the
+    same call resumes. On Ctrl-C or an error, generation stops launching calls, what finished
+    is stored and the error is re-raised; a generation error (e.g. ``RunStopped``) is raised
+    after the chunks generated before it are labelled. ``overlap=False`` runs the stages
+    strictly one after another per chunk (the reference the overlapped run must equal).
+    """
     import time
 
-    from memlens.audit.generate import pending_cells, run_generation
-    from memlens.audit.labels import pending_label_rows, run_labeling
+    from memlens.audit.generate import pending_cells
+    from memlens.audit.labels import pending_label_rows
     from memlens.audit.pipeline import question_chunks
     from memlens.engine.progress import overall_progress
 
@@ -170,36 +199,175 @@ def run_chunks(cells, config, store, make_model, make_labeler, *, size: int,
     to_generate = len(pending_cells(cells, store, state.steps))
     to_label = len(pending_label_rows(store, state.steps_of(questions), state.labels))
     totals.seconds["load"] = time.perf_counter() - clock
+    chunks = question_chunks(cells, size)
+    clock, cpu = time.perf_counter(), time.process_time()
     with overall_progress(to_generate + to_label + to_generate, desc="audit",
                           enabled=progress) as overall:
-        for part in question_chunks(cells, size):
-            ids = list(dict.fromkeys(cell.question.id for cell in part))
-            clock, cpu = time.perf_counter(), time.process_time()
-            # one engine run per chunk and stage (an LLM labeler's batch is the chunk; its calls
-            # are cached as they finish): one partly filled wave and one fresh event loop /
-            # HTTP client per chunk and stage
-            generated = run_generation(part, config, store, make_model, progress=progress,
-                                       state=state, chunk=max(1, len(part)))
-            for key, value in generated.items():
-                totals.calls[key] += value
-            unusable = sum(state.steps[cell.id].get("status") != "ok" for cell in part
-                           if cell.id in state.steps)
-            overall.grow(-min(unusable, generated["pending"]))  # no labels for those
-            now, cpu_now = time.perf_counter(), time.process_time()
-            totals.seconds["generate"] += now - clock
-            totals.seconds["cpu_generate"] += cpu_now - cpu
-            batch = config.label_batch if config.labeler == "embedded" else \
-                max(config.label_batch, len(part))
-            labelled = run_labeling(store, make_labeler, batch=batch,
-                                    progress=progress, state=state, questions=ids)
-            for key, value in labelled.items():
-                totals.labels[key] = totals.labels.get(key, 0) + value
-            clock, now = now, time.perf_counter()
-            totals.seconds["label"] += now - clock
-            totals.seconds["cpu_label"] += time.process_time() - cpu_now
-            overall.set_stage("drift")
-            for key, value in drift_chunk(store, state, ids, config.baselines,
-                                          excluded).items():
-                totals.drift[key] = totals.drift.get(key, 0) + value
-            totals.seconds["drift"] += time.perf_counter() - now
+        stages = _Stages(config, store, make_model, make_labeler, state, totals, overall,
+                         excluded, progress)
+        if overlap and len(chunks) > 1:
+            _overlapped(stages, chunks, config.concurrency)
+        else:
+            for part in chunks:
+                stages.label_and_drift(stages.generate(part), progress=progress)
+    totals.seconds["chunks"] = time.perf_counter() - clock
+    totals.seconds["cpu_chunks"] = time.process_time() - cpu
+    busy = sum(totals.seconds[key] for key in ("generate", "label", "drift"))
+    totals.seconds["overlapped"] = max(0.0, busy - totals.seconds["chunks"])
     return totals
+
+
+def _overlapped(stages: _Stages, chunks, width: int | None) -> None:
+    """One engine run generates every pending cell, chunk after chunk, on a helper thread; this
+    thread labels and drift-scores each chunk as soon as its last call has finished, in chunk
+    order. Generation never waits for a chunk boundary, and its calls fill the slots the
+    labeler leaves idle at its own chunk boundaries. ``width`` (``--concurrency``) slots are
+    shared by both stages; without it each stage keeps its backend's own bound."""
+    import contextvars
+    import threading
+    import time
+    from contextlib import nullcontext
+
+    from memlens.audit.generate import build_request, pending_cells
+    from memlens.engine import run_requests
+    from memlens.engine.slots import shared_slots, slots_first
+
+    config, state, totals = stages.config, stages.state, stages.totals
+    todos = [pending_cells(part, stages.store, state.steps) for part in chunks]
+    flat = [(index, cell) for index, todo in enumerate(todos) for cell in todo]
+    remaining = [len(todo) for todo in todos]
+    outcomes: list = [None] * len(flat)
+    finished = [threading.Event() for _ in chunks]
+    for index, count in enumerate(remaining):
+        if not count:
+            finished[index].set()
+    stop, failure, ended = threading.Event(), [], threading.Event()
+    spent = {"generate": 0.0, "cpu_generate": 0.0}  # the generation thread's, added after join
+
+    def on_outcome(position: int, outcome) -> None:  # on the generation thread's event loop
+        index = flat[position][0]
+        outcomes[position] = outcome
+        remaining[index] -= 1
+        if not remaining[index]:
+            finished[index].set()
+
+    def generate() -> None:
+        clock, cpu = time.perf_counter(), time.thread_time()
+        try:
+            model = stages.make_model()
+            run_requests(model, [build_request(cell, config) for _, cell in flat], stages.store,
+                         concurrency=config.concurrency, progress=stages.progress,
+                         desc="generate", on_outcome=on_outcome, stop=stop)
+        except BaseException as error:  # handed to the labeling side, which re-raises it
+            failure.append(error)
+        finally:
+            spent.update(generate=time.perf_counter() - clock,
+                         cpu_generate=time.thread_time() - cpu)
+            ended.set()
+
+    with shared_slots(width) if width else nullcontext() as slots:
+        context = contextvars.copy_context()  # the overall bar and the shared slots
+        helper = threading.Thread(target=context.run, args=(generate,),
+                                  name="memlens-generate", daemon=True)
+        if flat:
+            helper.start()
+        else:
+            ended.set()
+        offsets = [0]
+        for todo in todos:
+            offsets.append(offsets[-1] + len(todo))
+        try:
+            for index, part in enumerate(chunks):
+                while not finished[index].wait(0.25):
+                    if ended.is_set() and not finished[index].is_set():
+                        raise failure[0] if failure else RuntimeError("generation ended early")
+                stages.store_steps(part, todos[index],
+                                   outcomes[offsets[index]:offsets[index + 1]])
+                with slots_first():  # labels first: generation fills the slots left
+                    stages.label_and_drift(list(dict.fromkeys(cell.question.id
+                                                              for cell in part)),
+                                           progress=False)
+        except BaseException:
+            stop.set()  # no new call; the calls in flight finish and are stored, then it ends
+            raise
+        finally:
+            if flat:
+                helper.join()
+            for key, value in spent.items():
+                totals.seconds[key] += value
+            totals.peak_in_flight = slots.peak if slots is not None else 0
+    if failure:
+        raise failure[0]
+
+
+class _Stages:
+    """One chunk's generate and label + drift steps, adding counts and times to ``totals``."""
+
+    def __init__(self, config, store, make_model, make_labeler, state: StageRows,
+                 totals: ChunkTotals, overall, excluded, progress: bool):
+        self.config, self.store, self.state, self.totals = config, store, state, totals
+        self.make_model, self.make_labeler = make_model, make_labeler
+        self.overall, self.excluded, self.progress = overall, excluded, progress
+
+    def generate(self, part) -> list[str]:
+        """Generate the chunk's pending cells and store their steps; the chunk's question ids."""
+        import time
+
+        from memlens.audit.generate import run_generation
+
+        clock, cpu = time.perf_counter(), time.thread_time()
+        # one engine run per chunk and stage (an LLM labeler's batch is the chunk; its calls
+        # are cached as they finish): one fresh event loop / HTTP client per chunk and stage
+        generated = run_generation(part, self.config, self.store, self.make_model,
+                                   progress=self.progress, state=self.state,
+                                   chunk=max(1, len(part)))
+        for key, value in generated.items():
+            self.totals.calls[key] += value
+        unusable = sum(self.state.steps[cell.id].get("status") != "ok" for cell in part
+                       if cell.id in self.state.steps)
+        self.overall.grow(-min(unusable, generated["pending"]))  # no labels for those
+        self.totals.seconds["generate"] += time.perf_counter() - clock
+        self.totals.seconds["cpu_generate"] += time.thread_time() - cpu
+        return list(dict.fromkeys(cell.question.id for cell in part))
+
+    def store_steps(self, part, todo, outcomes) -> None:
+        """The steps rows of a chunk whose ``todo`` cells were generated elsewhere (overlapped
+        runs): split, stored, recorded, counted as ``run_generation`` counts them."""
+        import time
+
+        from memlens.audit.generate import STEPS_TABLE, steps_row
+
+        clock, cpu = time.perf_counter(), time.thread_time()
+        rows = [steps_row(cell, outcome) for cell, outcome in zip(todo, outcomes, strict=True)]
+        if rows:
+            self.store.put_rows(STEPS_TABLE, rows)
+            self.state.add_steps(rows)
+        failed = sum(row["status"] == "failed_call" for row in rows)
+        for key, value in (("cells", len(part)), ("pending", len(todo)), ("failed", failed)):
+            self.totals.calls[key] += value
+        self.overall.grow(-min(len(rows), sum(row["status"] != "ok" for row in rows)))
+        self.totals.seconds["generate"] += time.perf_counter() - clock
+        self.totals.seconds["cpu_generate"] += time.thread_time() - cpu
+
+    def label_and_drift(self, ids: list[str], *, progress: bool) -> None:
+        """Label the chunk's responses, then pair and score its drift rows (all stored)."""
+        import time
+
+        from memlens.audit.labels import run_labeling
+
+        config, totals = self.config, self.totals
+        clock, cpu = time.perf_counter(), time.thread_time()
+        batch = config.label_batch if config.labeler == "embedded" else \
+            max(config.label_batch, len(self.state.steps_of(ids)))
+        labelled = run_labeling(self.store, self.make_labeler, batch=batch, progress=progress,
+                                state=self.state, questions=ids)
+        for key, value in labelled.items():
+            totals.labels[key] = totals.labels.get(key, 0) + value
+        now = time.perf_counter()
+        totals.seconds["label"] += now - clock
+        totals.seconds["cpu_label"] += time.thread_time() - cpu
+        self.overall.set_stage("drift")
+        for key, value in drift_chunk(self.store, self.state, ids, config.baselines,
+                                      self.excluded).items():
+            totals.drift[key] = totals.drift.get(key, 0) + value
+        totals.seconds["drift"] += time.perf_counter() - now

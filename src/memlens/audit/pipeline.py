@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memlens.audit.chunks import run_chunks
 from memlens.audit.config import AuditConfig
@@ -30,6 +31,9 @@ from memlens.audit.orthogonality import (
 )
 from memlens.audit.quality import data_quality, segmentation_drift
 from memlens.errors import MemlensError
+
+if TYPE_CHECKING:
+    from memlens.stats.results import AuditStats
 
 STATS_TABLE = "audit_stats"
 STATS_VERSION = 3  # bump when the statistics change, so stored results are recomputed
@@ -50,7 +54,7 @@ class AuditResult:
     drift: dict = field(default_factory=dict)
     quality: dict = field(default_factory=dict)
     orthogonality: dict = field(default_factory=dict)
-    stats: dict | None = None
+    stats: AuditStats | None = None
     stats_error: str | None = None
     report: str | None = None
     seconds: dict = field(default_factory=dict)
@@ -60,8 +64,9 @@ class AuditResult:
     """Fact alone vs among neutral facts / attribute pairs (None when memory sets are off)."""
 
     def to_dict(self) -> dict:
-        """JSON-serialisable form."""
-        return asdict(self)
+        """JSON-serialisable form (the statistics as in ``stats.json``)."""
+        stats = self.stats
+        return {**asdict(replace(self, stats=None)), "stats": stats.to_json() if stats else None}
 
 
 def content_hash(items: list) -> str:
@@ -238,9 +243,10 @@ def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
     }})
 
 
-def drift_frame(store, *, include_excluded: bool = False):
+def drift_frame(store=None, *, include_excluded: bool = False, rows: list[dict] | None = None):
     """The stored drift rows as the table ``memlens.stats`` expects; rows flagged by the
-    orthogonality filter are left out unless ``include_excluded``."""
+    orthogonality filter are left out unless ``include_excluded``. ``rows`` (the drift table
+    already read) replaces reading it from ``store``."""
     import pandas as pd
 
     from memlens.audit.drift import frame_columns
@@ -248,7 +254,9 @@ def drift_frame(store, *, include_excluded: bool = False):
     from memlens.questions.should_personalize import is_control_question
     from memlens.stimuli.memory_sets import MEMORY_SET_CLASSES
 
-    rows = [row for row in store.rows(DRIFT_TABLE) if (include_excluded or not row.get(FLAG))
+    if rows is None:
+        rows = store.rows(DRIFT_TABLE)
+    rows = [row for row in rows if (include_excluded or not row.get(FLAG))
             and not is_control_question(row["question_id"])  # control set: selectivity only
             and row["condition_class"] not in MEMORY_SET_CLASSES]  # memory sets: their own
     frame = pd.DataFrame(rows, columns=frame_columns(rows))  # DRIFT_COLUMNS + answer metrics
@@ -264,43 +272,46 @@ def stats_key(frame, config: AuditConfig) -> str:
                           .encode()).hexdigest()
 
 
-def stored_stats(store, key: str) -> tuple[bool, dict | None, str | None]:
+def stored_stats(store, key: str) -> tuple[bool, AuditStats | None, str | None]:
     """``(found, stats, error)`` of the stored statistics row when its input key is ``key``."""
+    from memlens.stats.results import AuditStats, parse_stats
+
     stored = next((row for row in store.rows(STATS_TABLE) if row["id"] == "stats"), None)
     if stored and stored.get("input_sha256") == key:
-        return True, stored.get("stats"), stored.get("error")
+        data = stored.get("stats")
+        stats = parse_stats(data, "stored statistics", AuditStats) if data else None
+        return True, stats, stored.get("error")
     return False, None, None
 
 
 def compute_stats(frame, config: AuditConfig, planned: dict | None, pairs=None
-                  ) -> tuple[dict | None, str | None]:
+                  ) -> tuple[AuditStats | None, str | None]:
     """Statistics of a drift table (pure: nothing is stored); coverage against ``planned``.
 
     A table the statistics cannot analyse (e.g. no noise rows) gives an error message, never
     raises: every earlier stage's work stays stored and reported.
     """
     from memlens.stats import analyze
+    from memlens.stats.results import AuditStats
     from memlens.stats.validity import apply_coverage
 
-    stats, error = None, None
     try:
         stats = analyze(frame, metrics=["dtw", "sri"], seed=config.seed,
-                        n_bootstrap=config.n_bootstrap)
+                        n_bootstrap=config.n_bootstrap).to_json()
     except MemlensError as problem:
-        error = str(problem)
-    if stats is not None:
-        stats["design"] = design_summary(config)
-        if planned:
-            usable = frame["condition_class"].value_counts().to_dict() if len(frame) else {}
-            coverage = {klass: {"planned": int(count), "usable": int(usable.get(klass, 0))}
-                        for klass, count in planned.items()}
-            stats["validity"] = apply_coverage(stats["validity"], coverage)
-        if pairs is not None:  # direction, substitutions, contrasts, answer (issue 13)
-            from memlens.audit.howdrift import how_sections
+        return None, str(problem)
+    stats["design"] = design_summary(config)
+    if planned:
+        usable = frame["condition_class"].value_counts().to_dict() if len(frame) else {}
+        coverage = {klass: {"planned": int(count), "usable": int(usable.get(klass, 0))}
+                    for klass, count in planned.items()}
+        stats["validity"] = apply_coverage(stats["validity"], coverage)
+    if pairs is not None:  # direction, substitutions, contrasts, answer (issue 13)
+        from memlens.audit.howdrift import how_sections
 
-            stats.update(how_sections(frame, pairs, seed=config.seed,
-                                      n_bootstrap=config.n_bootstrap, ontology=config.ontology))
-    return stats, error
+        stats.update(how_sections(frame, pairs, seed=config.seed,
+                                  n_bootstrap=config.n_bootstrap, ontology=config.ontology))
+    return AuditStats.model_validate(stats), None
 
 
 def planned_rows(store) -> dict | None:
@@ -308,17 +319,20 @@ def planned_rows(store) -> dict | None:
     return store.read_manifest().get("audit", {}).get("inputs", {}).get("planned_drift_rows")
 
 
-def run_stats(store, config: AuditConfig) -> tuple[dict | None, str | None]:
+def run_stats(store, config: AuditConfig, *, frame=None,
+              pairs: list[dict] | None = None) -> tuple[AuditStats | None, str | None]:
     """Statistics on the drift table; reused when table, seed and B are unchanged, else
-    computed and stored (``memlens.audit.results`` reads them without writing)."""
-    frame = drift_frame(store)
+    computed and stored (``memlens.audit.results`` reads them without writing). ``frame``
+    (``drift_frame``) and ``pairs`` (the pairs table) replace reading them from ``store``."""
+    frame = drift_frame(store) if frame is None else frame
     key = stats_key(frame, config)
     found, stats, error = stored_stats(store, key)
     if found:
         return stats, error
-    stats, error = compute_stats(frame, config, planned_rows(store), store.rows(PAIRS_TABLE))
-    store.put_rows(STATS_TABLE, [{"id": "stats", "input_sha256": key, "stats": stats,
-                                  "error": error}])
+    stats, error = compute_stats(frame, config, planned_rows(store),
+                                 store.rows(PAIRS_TABLE) if pairs is None else pairs)
+    store.put_rows(STATS_TABLE, [{"id": "stats", "input_sha256": key,
+                                  "stats": stats.to_json() if stats else None, "error": error}])
     return stats, error
 
 
@@ -353,6 +367,17 @@ def question_chunks(cells: list[Cell], size: int) -> list[list[Cell]]:
     return chunks
 
 
+def chunk_size(config: AuditConfig) -> int:
+    """Cells per chunk of ``run_audit``: about 8 waves of ``--concurrency`` calls (default 16).
+
+    The chunks are overlapped (``memlens.audit.chunks.run_chunks``: generation runs on while a
+    finished chunk is labelled), so a chunk boundary no longer idles the slots; smaller chunks
+    mean drift rows stored sooner and less left to label alone at the end. (Strictly
+    sequential chunks needed ~32 waves to keep each boundary's idle tail <= 3 %.)
+    """
+    return max(64, 8 * (config.concurrency or 16))
+
+
 def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True,
               report: bool = False, model=None, model_name: str | None = None) -> AuditResult:
     """Run (or resume) the audit described by ``config`` in ``run_dir``.
@@ -385,8 +410,7 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
     cells, inputs = plan_cells(config)
     config, audited = audited_model(config, model, model_name)
     make_model = cache(lambda: audited or get_model(config.model))
-    # ~32 waves of calls per chunk: the last, partly filled wave of each stage costs <= 3 %
-    chunk = max(64, 32 * (config.concurrency or 16))
+    chunk = chunk_size(config)
     # --timeout / --attempts reach every API model built below (audited, rater, LLM labeler)
     with RunStore(run_dir) as store, call_settings(config.timeout_s, config.attempts):
         check_manifest(store, config, inputs, run_dir)
@@ -412,14 +436,16 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
         result.drift.update(run_answer_drift(store))  # answer drift metrics (issue 13)
         flag_drift_rows(store, excluded)  # also clears flags when the filter was turned off
         result.seconds["stages"] = time.perf_counter() - timer
-        result.stats, result.stats_error = run_stats(store, config)
-        drift_rows = store.rows(DRIFT_TABLE)
+        # each table read once, after every stage wrote it (answers and flags update drift)
+        drift_rows, pairs_rows = store.rows(DRIFT_TABLE), store.rows(PAIRS_TABLE)
+        steps_rows, labels_rows = store.rows(STEPS_TABLE), store.rows(LABELS_TABLE)
+        result.stats, result.stats_error = run_stats(
+            store, config, frame=drift_frame(rows=drift_rows), pairs=pairs_rows)
         result.selectivity = selectivity_of(drift_rows, config)  # --control-set
         result.memory_sets = memory_set_stats(drift_rows, config)  # --memory-sets
-        steps_rows = store.rows(STEPS_TABLE)
-        result.quality = data_quality(steps_rows, store.rows(LABELS_TABLE), drift_rows,
+        result.quality = data_quality(steps_rows, labels_rows, drift_rows,
                                       baselines=config.baselines)
-        result.quality.update(segmentation_drift(steps_rows, store.rows(PAIRS_TABLE)))
+        result.quality.update(segmentation_drift(steps_rows, pairs_rows))
         if config.orthogonality_rater:
             result.quality.update(orthogonality_quality(
                 current_ratings(store, config, cells), excluded, drift_rows))

@@ -15,10 +15,47 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from memlens.engine.calls import Outcome, as_failure, call_async, call_sync, checked
+from memlens.engine.slots import CallSlots, current_slots, served_first
 from memlens.models.base import ChatModel, ChatRequest, ModelCallError
 
 Item = tuple[str, ChatRequest]  # (cache key, request)
 OnResult = Callable[[str, ChatRequest, Outcome], None]
+
+
+class Until(Sequence):
+    """``items`` that stop being handed out once ``stop`` is set: the dispatchers below take
+    their next call from one shared iterator (``run_batches`` checks between batches), so no
+    call is launched after ``stop`` while the calls in flight finish. ``len`` stays the full
+    count (it sizes the worker pool).
+
+    >>> import threading
+    >>> stop = threading.Event()
+    >>> items = Until([("a", None), ("b", None)], stop)
+    >>> taken = iter(items)
+    >>> next(taken)[0]; stop.set(); list(taken), len(items), items.stopped
+    'a'
+    ([], 2, True)
+    """
+
+    def __init__(self, items: Sequence[Item], stop: threading.Event):
+        self.items, self.stop = items, stop
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index):
+        return self.items[index]
+
+    def __iter__(self):
+        for item in self.items:
+            if self.stop.is_set():
+                return
+            yield item
+
+    @property
+    def stopped(self) -> bool:
+        """Whether ``stop`` has been set."""
+        return self.stop.is_set()
 
 
 def mode_of(model: ChatModel) -> str:
@@ -34,17 +71,19 @@ def mode_of(model: ChatModel) -> str:
 def run_async(model: ChatModel, items: Sequence[Item], on_result: OnResult,
               concurrency: int) -> None:
     """At most ``concurrency`` ``acomplete`` calls in flight, on a fresh event loop (on a helper
-    thread when the caller is itself inside a running loop, e.g. a notebook)."""
+    thread when the caller is itself inside a running loop, e.g. a notebook); inside
+    ``memlens.engine.slots.shared_slots`` each call also takes one of its shared slots."""
+    slots, first = current_slots(), served_first()
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        asyncio.run(_workers(model, items, on_result, concurrency))
+        asyncio.run(_workers(model, items, on_result, concurrency, slots, first))
         return
     failure: list[BaseException] = []
 
     def target() -> None:
         try:
-            asyncio.run(_workers(model, items, on_result, concurrency))
+            asyncio.run(_workers(model, items, on_result, concurrency, slots, first))
         except BaseException as error:
             failure.append(error)
 
@@ -56,12 +95,20 @@ def run_async(model: ChatModel, items: Sequence[Item], on_result: OnResult,
 
 
 async def _workers(model: ChatModel, items: Sequence[Item], on_result: OnResult,
-                   concurrency: int) -> None:
+                   concurrency: int, slots: CallSlots | None = None,
+                   first: bool = False) -> None:
     pending = iter(items)  # shared by the workers; next() never yields to the loop
 
     async def worker() -> None:
         for key, request in pending:
-            outcome = await call_async(model, request)
+            if slots is None:
+                outcome = await call_async(model, request)
+            else:
+                await slots.acquire(first)
+                try:
+                    outcome = await call_async(model, request)
+                finally:
+                    slots.release()
             on_result(key, request, outcome)
 
     tasks = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(items)))]
@@ -84,14 +131,17 @@ async def _workers(model: ChatModel, items: Sequence[Item], on_result: OnResult,
 def run_threads(model: ChatModel, items: Sequence[Item], on_result: OnResult,
                 concurrency: int) -> None:
     """``complete`` on ``concurrency`` threads; at most 2 × concurrency calls are queued so
-    Ctrl-C stops launching quickly (calls already running finish; their results are dropped)."""
+    Ctrl-C stops launching quickly (calls already running finish; their results are dropped).
+    Inside ``memlens.engine.slots.shared_slots`` each call also takes one of its slots."""
+    slots = current_slots()
+    call = call_sync if slots is None else _bounded_call(slots)
     pending = iter(items)
     in_flight: dict[Future, Item] = {}
     executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="memlens-call")
     try:
         while True:
             for key, request in pending:
-                in_flight[executor.submit(call_sync, model, request)] = (key, request)
+                in_flight[executor.submit(call, model, request)] = (key, request)
                 if len(in_flight) >= 2 * concurrency:
                     break
             if not in_flight:
@@ -106,12 +156,27 @@ def run_threads(model: ChatModel, items: Sequence[Item], on_result: OnResult,
         executor.shutdown(wait=False, cancel_futures=True)
 
 
+def _bounded_call(slots: CallSlots):
+    first = served_first()  # read here: the pool's threads do not share this context
+
+    def call(model: ChatModel, request: ChatRequest) -> Outcome:
+        slots.acquire_sync(first)
+        try:
+            return call_sync(model, request)
+        finally:
+            slots.release()
+
+    return call
+
+
 def run_batches(model: ChatModel, items: Sequence[Item], on_result: OnResult,
                 batch_size: int) -> None:
     """``complete_batch`` on chunks of up to ``batch_size`` requests sharing their generation
     parameters; each chunk's outcomes are handed on as it returns. A backend may put an
     exception in place of a reply to fail just that prompt."""
     for chunk in _chunks(items, batch_size):
+        if getattr(items, "stopped", False):
+            return  # ``Until``: stopped between batches
         params = chunk[0][1].params
         start = time.perf_counter()
         try:

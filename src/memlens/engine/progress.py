@@ -10,6 +10,7 @@ label stage) opens its bar inside ``overall_paused()``.
 from __future__ import annotations
 
 import contextvars
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -21,9 +22,11 @@ _OVERALL: contextvars.ContextVar[OverallProgress | None] = contextvars.ContextVa
 
 class OverallProgress:
     """The bar of a whole run: work units of every stage (e.g. generation calls plus labelled
-    responses), with the stage now running and an ETA from the rate so far."""
+    responses), with the stage now running and an ETA from the rate so far. Safe to advance
+    from several threads (an overlapped audit generates and labels at once)."""
 
     def __init__(self, total: int, desc: str = "overall", enabled: bool = True):
+        self._lock = threading.RLock()
         self.done = 0
         self.total = total
         self.stage = ""
@@ -32,25 +35,28 @@ class OverallProgress:
 
     def advance(self, units: int = 1) -> None:
         """Count finished work units."""
-        self.done += units
-        if self.done > self._bar.total:  # more work appeared than planned: grow, never overflow
-            self.grow(self.done - self._bar.total)
-        self._bar.update(units)
+        with self._lock:
+            self.done += units
+            if self.done > self._bar.total:  # more work appeared than planned: grow
+                self.grow(self.done - self._bar.total)
+            self._bar.update(units)
 
     def grow(self, units: int) -> None:
         """Add planned work (or, negative, drop work that will not happen: e.g. responses
         without steps need no labels); never below what is done."""
-        total = max(self.done, self.total + units)
-        if total != self.total:
-            self.total = total
-            self._bar.total = total
-            self._bar.refresh()
+        with self._lock:
+            total = max(self.done, self.total + units)
+            if total != self.total:
+                self.total = total
+                self._bar.total = total
+                self._bar.refresh()
 
     def set_stage(self, stage: str) -> None:
         """Name the stage now running (shown after the bar)."""
-        if stage != self.stage:
-            self.stage = stage
-            self._bar.set_postfix_str(stage, refresh=False)
+        with self._lock:
+            if stage != self.stage:
+                self.stage = stage
+                self._bar.set_postfix_str(stage, refresh=False)
 
     def close(self) -> None:
         """Finish the bar."""

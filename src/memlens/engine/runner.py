@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 
 from memlens.engine import dispatch
 from memlens.engine.breaker import CallBreaker
@@ -30,7 +31,9 @@ def resolve_concurrency(model: ChatModel, mode: str, concurrency: int | None) ->
 def run_requests(model: ChatModel, requests: Sequence[ChatRequest],
                  store: RunStore | None = None, *, concurrency: int | None = None,
                  progress: bool = True, desc: str = "",
-                 stop_early: bool = True) -> list[Outcome]:
+                 stop_early: bool = True,
+                 on_outcome: Callable[[int, Outcome], None] | None = None,
+                 stop: threading.Event | None = None) -> list[Outcome]:
     """Answer every request, in order, calling the model only for what ``store`` lacks.
 
     Returns one ``ChatResponse`` or ``ModelCallError`` per request (same order). Identical
@@ -42,6 +45,15 @@ def run_requests(model: ChatModel, requests: Sequence[ChatRequest],
     With ``stop_early`` (the default) the circuit breaker of ``memlens.engine.breaker`` stops a
     run that cannot succeed (consecutive 401 / 403, or most recent calls failing) by raising
     ``RunStopped``; what finished is stored, so the same call resumes it.
+
+    ``stop`` (set from another thread) ends the run gracefully: no call is launched once it is
+    set, the calls in flight finish and are stored (none is paid twice on resume), and the
+    requests never sent stay ``None`` in the returned list.
+
+    ``on_outcome(index, outcome)`` is called once per request as its outcome is known: at once
+    for the stored ones, then as each call finishes (on the runner's thread or event loop, after
+    the outcome was queued for the store). An exception it raises stops the run as the breaker's
+    does (no new call; what finished is stored) and is re-raised.
 
     >>> from memlens.models import FakeModel
     >>> ask = ChatRequest(({"role": "user", "content": "hi"},))
@@ -59,18 +71,24 @@ def run_requests(model: ChatModel, requests: Sequence[ChatRequest],
             results[index] = cached[key]
         else:
             positions.setdefault(key, []).append(index)
+    if on_outcome is not None:
+        for index, outcome in enumerate(results):
+            if outcome is not None:
+                on_outcome(index, outcome)
     items = [(key, requests[indexes[0]]) for key, indexes in positions.items()]
     if items:
         _run_calls(model, items, positions, results, store, concurrency=concurrency,
                    cached=len(requests) - sum(map(len, positions.values())),
-                   progress=progress, desc=desc, stop_early=stop_early)
+                   progress=progress, desc=desc, stop_early=stop_early, on_outcome=on_outcome,
+                   stop=stop)
     return results  # type: ignore[return-value]  # every slot is filled
 
 
 def _run_calls(model: ChatModel, items: list[tuple[str, ChatRequest]],
                positions: dict[str, list[int]], results: list, store: RunStore | None, *,
                concurrency: int | None, cached: int, progress: bool, desc: str,
-               stop_early: bool) -> None:
+               stop_early: bool, on_outcome: Callable[[int, Outcome], None] | None,
+               stop: threading.Event | None = None) -> None:
     mode = dispatch.mode_of(model)
     width = resolve_concurrency(model, mode, concurrency)
     use = getattr(model, "use_concurrency", None)
@@ -86,6 +104,8 @@ def _run_calls(model: ChatModel, items: list[tuple[str, ChatRequest]],
             writer.submit(key, request, outcome)
         for index in positions[key]:
             results[index] = outcome
+            if on_outcome is not None:
+                on_outcome(index, outcome)
         bar.advance(isinstance(outcome, ModelCallError))
         if callable(window):  # runs on the event loop: the backend's adaptive bound
             bound = window()
@@ -97,7 +117,7 @@ def _run_calls(model: ChatModel, items: list[tuple[str, ChatRequest]],
     run = {"async": dispatch.run_async, "threads": dispatch.run_threads,
            "batch": dispatch.run_batches}[mode]
     try:
-        run(model, items, on_result, width)
+        run(model, items if stop is None else dispatch.Until(items, stop), on_result, width)
     except BaseException:
         if writer is not None:
             writer.close(raise_error=False)  # keep what finished; the original error wins
