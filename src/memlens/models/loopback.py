@@ -182,11 +182,20 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == OVER_CAPACITY:  # answered at once, like a gateway's rate limiter
             self._respond(loopback, fault, body)
             return
+        self._counted = True
         try:
             if loopback.latency_s:
                 loopback._stopping.wait(loopback.latency_s)
             self._respond(loopback, fault, body)
         finally:
+            self._uncount(loopback)
+
+    def _uncount(self, loopback: LoopbackServer) -> None:
+        """Leave ``in_flight`` once: just before a reply's body is written (the client may
+        send its next call the moment it has read it, before this thread runs on), else when
+        the request ends."""
+        if getattr(self, "_counted", False):
+            self._counted = False
             loopback._leave()
 
     def _respond(self, loopback: LoopbackServer, fault: str, body: Any) -> None:
@@ -269,6 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
+        self._uncount(self.server.owner)
         self.wfile.write(data)
 
 
