@@ -53,7 +53,6 @@ from pathlib import Path
 KEYWORDS = ("fairness", "cost", "plan", "safety", "feelings", "duty", "family", "health")
 FILLER = ("so I would look at this carefully and compare what each option means over the next "
           "few years before deciding")
-STAGES = ("load", "generate", "label", "drift")
 ANSWERS = ("It depends on your situation.", "Renting is the safer choice for now.",
            "Buying makes sense if you stay long.", "I would wait a little.")
 
@@ -166,7 +165,8 @@ def part_audit(server: Server, args, run_dir: Path) -> dict:
         "labels_failed": result.labels.get("failed", 0),
         "seconds": {key: round(value, 2) for key, value in s.items()
                     if not key.startswith("cpu_")},
-        "answers_and_flags_s": round(s["stages"] - sum(s[k] for k in STAGES), 2),
+        # after the chunk loop (its stages overlap: their busy times do not add up to its wall)
+        "answers_and_flags_s": round(s["stages"] - s["load"] - s["chunks"], 2),
         "stats_and_quality_s": round(s["total"] - s["stages"], 2), "wall_s": round(wall, 2),
         "cpu_s": round(cpu, 2),
         "cpu_ms_per_call": {stage: round(1000 * s[f"cpu_{stage}"] / max(n, 1), 3)
