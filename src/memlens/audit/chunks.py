@@ -335,13 +335,10 @@ class _Stages:
         runs): split, stored, recorded, counted as ``run_generation`` counts them."""
         import time
 
-        from memlens.audit.generate import STEPS_TABLE, steps_row
+        from memlens.audit.generate import store_steps
 
         clock, cpu = time.perf_counter(), time.thread_time()
-        rows = [steps_row(cell, outcome) for cell, outcome in zip(todo, outcomes, strict=True)]
-        if rows:
-            self.store.put_rows(STEPS_TABLE, rows)
-            self.state.add_steps(rows)
+        rows = store_steps(todo, outcomes, self.store, self.state)
         failed = sum(row["status"] == "failed_call" for row in rows)
         for key, value in (("cells", len(part)), ("pending", len(todo)), ("failed", failed)):
             self.totals.calls[key] += value

@@ -141,9 +141,17 @@ def run_generation(cells: list[Cell], config: AuditConfig, store, make_model, *,
         requests = [build_request(cell, config) for cell in part]
         results = run_requests(model, requests, store, concurrency=config.concurrency,
                                progress=progress, desc="generate")
-        rows = [steps_row(cell, result) for cell, result in zip(part, results, strict=True)]
+        rows = store_steps(part, results, store, state)
         counts["failed"] += sum(row["status"] == "failed_call" for row in rows)
+    return counts
+
+
+def store_steps(cells: list[Cell], outcomes: list, store, state=None) -> list[StepsRow]:
+    """Split each cell's outcome into its steps row, store the rows (and record them in
+    ``state``, a ``memlens.audit.chunks.StageRows``); returns the rows."""
+    rows = [steps_row(cell, outcome) for cell, outcome in zip(cells, outcomes, strict=True)]
+    if rows:
         store.put_rows(STEPS_TABLE, rows)
         if state is not None:
             state.add_steps(rows)
-    return counts
+    return rows

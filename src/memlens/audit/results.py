@@ -9,6 +9,7 @@ otherwise they are computed now, in memory, and ``AuditRun.stats_stored`` says s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -65,8 +66,18 @@ class AuditRun:
     failures: int  # failed calls still in the request log
     orthogonality: Orthogonality | None
     quality: dict
-    selectivity: dict | None = None  # should-personalize control set (None when it is off)
-    memory_sets: dict | None = None  # fact alone vs among neutral facts (None when off)
+
+    @cached_property
+    def selectivity(self) -> dict | None:
+        """Selectivity of the should-personalize control set (None when it is off); computed
+        on first use (seeded), so loading a run for the gate or compare does not pay for it."""
+        return selectivity_of(list(self.drift), self.config)
+
+    @cached_property
+    def memory_sets(self) -> dict | None:
+        """Fact alone vs among neutral facts / attribute pairs (None when memory sets are off);
+        computed on first use (seeded)."""
+        return memory_set_stats(list(self.drift), self.config)
 
 
 def load_audit_run(run_dir: str | Path) -> AuditRun:
@@ -99,9 +110,7 @@ def load_audit_run(run_dir: str | Path) -> AuditRun:
     return AuditRun(run_dir=run_dir, manifest=manifest, config=config, steps=steps,
                     labels=labels, drift=drift, pairs=pairs, frame=frame, stats=stats,
                     stats_error=stats_error, stats_stored=stats_stored, failures=failures,
-                    orthogonality=orthogonality, quality=quality,
-                    selectivity=selectivity_of(list(drift), config),
-                    memory_sets=memory_set_stats(list(drift), config))
+                    orthogonality=orthogonality, quality=quality)
 
 
 def _orthogonality(config: AuditConfig, ratings: list[dict],

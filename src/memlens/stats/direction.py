@@ -133,6 +133,17 @@ def net_estimates(point: np.ndarray, rep: np.ndarray, floor: int, confidence: fl
     return est, low, high, p
 
 
+def levels(symbols: Sequence[str], root_of: Mapping[str, str]):
+    """The profile's two levels as ``(level, names, mapping)``: ``root`` (each symbol replaced
+    by its root; sorted) and ``symbol`` (as given, no mapping).
+
+    >>> [(level, names) for level, names, _ in levels(["a.x", "b"], {"a.x": "A"})]
+    [('root', ['A', 'b']), ('symbol', ['a.x', 'b'])]
+    """
+    roots = sorted(set(root_of.get(s, s) for s in symbols))
+    return (("root", roots, root_of), ("symbol", list(symbols), None))
+
+
 def direction_profile(pairs: pd.DataFrame, symbols: Sequence[str], root_of: Mapping[str, str], *,
                       seed: int = 0, n_bootstrap: int = 2_000, alpha: float = 0.05,
                       min_questions: int = MIN_QUESTIONS) -> pd.DataFrame:
@@ -145,10 +156,9 @@ def direction_profile(pairs: pd.DataFrame, symbols: Sequence[str], root_of: Mapp
     """
     if pairs.empty:
         return pd.DataFrame(columns=COLUMNS)
-    roots = sorted(set(root_of.get(s, s) for s in symbols))
     classes = dict(zip(pairs["category"], pairs["condition_class"], strict=False))
     frames = []
-    for level, names, mapping in (("root", roots, root_of), ("symbol", list(symbols), None)):
+    for level, names, mapping in levels(symbols, root_of):
         meta, delta, base = response_changes(pairs, names, mapping)
         if FLOOR_CATEGORY not in set(meta["category"]):
             return pd.DataFrame(columns=COLUMNS)
@@ -225,9 +235,8 @@ def paired_direction(pairs_a: pd.DataFrame, pairs_b: pd.DataFrame, symbols: Sequ
         response_id=run + _RUN_TAG + part["response_id"].astype(str),
         category=run + _RUN_TAG + part["category"].astype(str)) for run, part in parts.items()],
         ignore_index=True)
-    roots = sorted(set(root_of.get(s, s) for s in symbols))
     rows = []
-    for level, names, mapping in (("root", roots, root_of), ("symbol", list(symbols), None)):
+    for level, names, mapping in levels(symbols, root_of):
         meta, delta, _ = response_changes(combined, names, mapping)
         labels, _, point, rep, _ = grouped_means(meta, delta, seed=seed, n_bootstrap=n_bootstrap)
         index = {label: k for k, label in enumerate(labels)}
