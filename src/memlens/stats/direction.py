@@ -8,11 +8,15 @@ over its responses, in percentage points. The **floor shift** is the same mean o
 no-memory rows (each no-memory sample against the other baselines), and the reported **net**
 shift is ``shift − floor shift``: what memory moved beyond two no-memory samples.
 
-The net shift's 95 % interval and two-sided p-value come from a cluster bootstrap over questions
-(one draw-count matrix for every category and symbol, as in :mod:`memlens.stats.panel`); the
-p-values are Benjamini–Hochberg adjusted across the symbols of one category and level (roots
-and subcategory symbols are separate families). Roots are scored from the same sequences with
-each symbol replaced by its root.
+The net shift's 95 % interval comes from a cluster bootstrap over questions (one draw-count
+matrix for every category and symbol, as in :mod:`memlens.stats.panel`); its two-sided p-value
+is studentized (bootstrap SE, t over the category's questions), so it is continuous. Error
+control covers the **whole table** a report shows (:func:`flag_family`): each (category, level)
+is a family, families are selected by BH over their Simes p-values and rows within a selected
+family by BH at the selection-adjusted level (Benjamini–Bogomolov), so a category with no
+effect is flagged in ≤ α of runs however many categories the table holds (measured in
+docs/operating-characteristics.md). Roots are scored from the same sequences with each symbol
+replaced by its root.
 
 :func:`paired_direction` compares two runs' profiles (B − A), paired: one draw of the questions
 both runs hold per replicate, applied to both runs' net shifts.
@@ -25,8 +29,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from memlens.stats.bootstrap import bootstrap_p_value, draw_cluster_counts, summarize_replicates
-from memlens.stats.multiple import benjamini_hochberg
+from memlens.stats.bootstrap import (
+    draw_cluster_counts,
+    studentized_p_value,
+    summarize_replicates,
+)
+from memlens.stats.multiple import family_bh
 from memlens.stats.table import FLOOR_CATEGORY
 
 MIN_QUESTIONS = 8
@@ -119,8 +127,11 @@ def grouped_means(meta: pd.DataFrame, values: np.ndarray, *, seed: int, n_bootst
             (count > 0).sum(axis=0).astype(int))
 
 
-def net_estimates(point: np.ndarray, rep: np.ndarray, floor: int, confidence: float = 0.95):
-    """(estimate, ci_low, ci_high, p) arrays (G × V) of ``mean_g − mean_floor``."""
+def net_estimates(point: np.ndarray, rep: np.ndarray, floor: int, n_clusters: np.ndarray,
+                  confidence: float = 0.95):
+    """(estimate, ci_low, ci_high, p) arrays (G × V) of ``mean_g − mean_floor``: percentile
+    interval and a studentized p-value (bootstrap SE, t with ``n_clusters[g] − 1`` df;
+    :func:`memlens.stats.bootstrap.studentized_p_value`)."""
     est = point - point[floor]
     reps = rep - rep[:, [floor], :]
     tail = (1.0 - confidence) / 2.0
@@ -129,7 +140,7 @@ def net_estimates(point: np.ndarray, rep: np.ndarray, floor: int, confidence: fl
     p = np.full(est.shape, np.nan)
     for g, v in np.ndindex(est.shape):
         if g != floor and np.isfinite(est[g, v]):
-            p[g, v] = bootstrap_p_value(reps[:, g, v])
+            p[g, v] = studentized_p_value(float(est[g, v]), reps[:, g, v], int(n_clusters[g]))
     return est, low, high, p
 
 
@@ -166,11 +177,10 @@ def direction_profile(pairs: pd.DataFrame, symbols: Sequence[str], root_of: Mapp
             meta, np.hstack([delta, base]), seed=seed, n_bootstrap=n_bootstrap)
         v = len(names)
         floor = cats.index(FLOOR_CATEGORY)
-        est, low, high, p = net_estimates(point[:, :v], rep[:, :, :v], floor)
+        est, low, high, p = net_estimates(point[:, :v], rep[:, :, :v], floor, n_questions)
         for g, category in enumerate(cats):
             if g == floor:
                 continue
-            q = benjamini_hochberg(p[g])
             for k, name in enumerate(names):
                 frames.append({
                     "category": category, "condition_class": classes.get(category, ""),
@@ -180,22 +190,39 @@ def direction_profile(pairs: pd.DataFrame, symbols: Sequence[str], root_of: Mapp
                     "perturbed_share_pct": 100 * (point[g, v + k] + point[g, k]),
                     "shift_pp": 100 * point[g, k], "floor_shift_pp": 100 * point[floor, k],
                     "net_pp": 100 * est[g, k], "ci_low": 100 * low[g, k],
-                    "ci_high": 100 * high[g, k], "p_value": p[g, k], "q_value": q[k],
-                    "significant": bool(np.isfinite(q[k]) and q[k] <= alpha
-                                        and n_questions[g] >= min_questions),
+                    "ci_high": 100 * high[g, k], "p_value": p[g, k],
                     "interpretable": bool(n_questions[g] >= min_questions
                                           and np.isfinite(low[g, k]))})
-    return pd.DataFrame(frames, columns=COLUMNS)
+    return flag_family(pd.DataFrame(frames), alpha, COLUMNS)
+
+
+def flag_family(table: pd.DataFrame, alpha: float, columns: Sequence[str], *,
+                p_column: str = "p_value", q_column: str = "q_value") -> pd.DataFrame:
+    """``table`` (in ``columns`` order) with ``q_column`` — :func:`memlens.stats.multiple.
+    family_bh` over the whole table, one family per (category, level) — and ``significant``
+    (q ≤ ``alpha`` on an interpretable row). Rows that are not interpretable do not enter the
+    families (their q is NaN)."""
+    if table.empty:
+        return pd.DataFrame(columns=list(columns))
+    p = table[p_column].to_numpy(float).copy()
+    usable = table["interpretable"].to_numpy(bool)
+    p[~usable] = np.nan
+    families = list(zip(table["category"], table["level"], strict=True))
+    q = family_bh(p, families, alpha)
+    table = table.assign(**{q_column: q})
+    if "significant" in columns:
+        table["significant"] = np.isfinite(q) & (q <= alpha) & usable
+    return table[list(columns)]
 
 
 PAIRED_COLUMNS = ["category", "condition_class", "level", "symbol", "a", "b", "delta", "delta_ci",
-                  "delta_p", "delta_q", "n_questions", "interpretable"]
+                  "delta_p", "delta_q", "n_questions", "interpretable", "significant"]
 _RUN_TAG = "\x00"
 
 
 def paired_direction(pairs_a: pd.DataFrame, pairs_b: pd.DataFrame, symbols: Sequence[str],
                      root_of: Mapping[str, str], *, seed: int = 0, n_bootstrap: int = 2_000,
-                     confidence: float = 0.95,
+                     confidence: float = 0.95, alpha: float = 0.05,
                      min_questions: int = MIN_QUESTIONS) -> pd.DataFrame:
     """Δ net_pp (B − A) of two runs' direction profiles, paired over the questions both hold.
 
@@ -204,10 +231,10 @@ def paired_direction(pairs_a: pd.DataFrame, pairs_b: pd.DataFrame, symbols: Sequ
     so every replicate draws the shared questions once and applies that draw to both runs. Per
     (category, level, symbol) of the non-floor categories both runs hold: each run's ``net_pp``
     on the shared questions (``a``, ``b``), ``delta`` = b − a with its percentile interval
-    (``delta_ci`` = [low, high]) and two-sided bootstrap ``delta_p``, ``delta_q`` = BH across
-    the symbols of one category and level (the profile's families), ``n_questions`` = questions
-    where both runs have the category. ``interpretable`` needs ``min_questions`` of them and a
-    finite interval. Empty when no question is shared or a run has no floor rows.
+    (``delta_ci`` = [low, high]) and a studentized ``delta_p``, ``delta_q`` =
+    :func:`flag_family` over the whole table (two-level FDR: categories × levels, then symbols),
+    ``n_questions`` = questions where both runs have the category. ``interpretable`` needs
+    ``min_questions`` of them and a finite interval; ``significant`` needs q ≤ ``alpha`` too. Empty when no question is shared or a run has no floor rows.
 
     >>> def run(reply):  # one question: a floor sample and an ``age`` response
     ...     return pd.DataFrame({"response_id": ["f", "r"], "question_id": ["q1", "q1"],
@@ -248,19 +275,17 @@ def paired_direction(pairs_a: pd.DataFrame, pairs_b: pd.DataFrame, symbols: Sequ
         (net_a, reps_a), (net_b, reps_b) = nets
         for j, category in enumerate(categories):
             a, b = net_a[j], net_b[j]
-            estimates = [summarize_replicates(float(b[k] - a[k]),
-                                              reps_b[:, j, k] - reps_a[:, j, k],
-                                              confidence=confidence) for k in range(len(names))]
-            q_values = benjamini_hochberg([e.p_value for e in estimates])
             n_questions = len(questions["A", category] & questions["B", category])
             for k, name in enumerate(names):
-                e = estimates[k]
+                reps = reps_b[:, j, k] - reps_a[:, j, k]
+                e = summarize_replicates(float(b[k] - a[k]), reps, confidence=confidence)
                 rows.append({
                     "category": category, "condition_class": classes.get(category, ""),
                     "level": level, "symbol": name, "a": 100 * a[k], "b": 100 * b[k],
                     "delta": 100 * e.estimate, "delta_ci": [100 * e.ci_low, 100 * e.ci_high],
-                    "delta_p": e.p_value, "delta_q": float(q_values[k]),
+                    "delta_p": studentized_p_value(e.estimate, reps, n_questions),
                     "n_questions": n_questions,
                     "interpretable": bool(n_questions >= min_questions
                                           and np.isfinite(e.ci_low))})
-    return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
+    return flag_family(pd.DataFrame(rows), alpha, PAIRED_COLUMNS, p_column="delta_p",
+                       q_column="delta_q")

@@ -9,10 +9,11 @@ responses. The **net** rate of a substitution ``u → v`` (u ≠ v) is the categ
 the floor's (no-memory samples against the baselines), in percentage points of path cells.
 
 The top substitutions of a category (largest net rates, at the root and at the symbol level)
-get a cluster-bootstrap interval over questions and a two-sided p-value. They are chosen by
-their point estimate, so Benjamini–Hochberg runs over **every** off-diagonal cell of the
-category and level (the cells not tested enter with p = 1): the q-values stay conservative
-despite the selection. ``count`` is the number of path cells behind the cell in the category.
+get a cluster-bootstrap interval over questions and a studentized two-sided p-value. They are
+chosen by their point estimate, so each (category, level) family holds **every** off-diagonal
+cell (the cells not tested enter with p = 1): the q-values stay conservative despite the
+selection. Error control covers the whole table, categories × levels × cells, with the
+two-level procedure of :func:`memlens.stats.direction.flag_family`. ``count`` is the number of path cells behind the cell in the category.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from memlens.stats.direction import MIN_QUESTIONS, grouped_means, net_estimates
-from memlens.stats.multiple import benjamini_hochberg
+from memlens.stats.direction import MIN_QUESTIONS, flag_family, grouped_means, net_estimates
 from memlens.stats.table import FLOOR_CATEGORY
 
 COLUMNS = ["category", "condition_class", "level", "from_symbol", "to_symbol", "count",
@@ -109,15 +109,11 @@ def substitutions(pairs: pd.DataFrame, symbols: Sequence[str], root_of: Mapping[
         cats, n, point, rep, n_questions = grouped_means(
             meta, values[:, chosen], seed=seed, n_bootstrap=n_bootstrap)
         floor = cats.index(FLOOR_CATEGORY)
-        est, low, high, p = net_estimates(point, rep, floor)
+        est, low, high, p = net_estimates(point, rep, floor, n_questions)
         for category, cells in candidates.items():
             g = cats.index(category)
             in_category = (meta["category"] == category).to_numpy()
-            tested = [p[g, chosen.index(k)] for k in cells]
-            padded = np.ones(int(off.sum()))
-            padded[:len(tested)] = tested
-            q = benjamini_hochberg(padded)[:len(tested)]
-            for rank, k in enumerate(cells):
+            for k in cells:
                 col = chosen.index(k)
                 rows.append({
                     "category": category, "condition_class": classes.get(category, ""),
@@ -126,9 +122,25 @@ def substitutions(pairs: pd.DataFrame, symbols: Sequence[str], root_of: Mapping[
                     "n_questions": int(n_questions[g]), "rate_pct": 100 * point[g, col],
                     "floor_rate_pct": 100 * point[floor, col], "net_pp": 100 * est[g, col],
                     "ci_low": 100 * low[g, col], "ci_high": 100 * high[g, col],
-                    "p_value": p[g, col], "q_value": q[rank],
-                    "significant": bool(np.isfinite(q[rank]) and q[rank] <= alpha
-                                        and n_questions[g] >= min_questions),
+                    "p_value": p[g, col], "_untested": int(off.sum()) - len(cells),
                     "interpretable": bool(n_questions[g] >= min_questions
                                           and np.isfinite(low[g, col]))})
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return _flag(pd.DataFrame(rows), alpha)
+
+
+def _flag(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """q-values over the whole table (:func:`memlens.stats.direction.flag_family`), each
+    (category, level) family padded with p = 1 for its off-diagonal cells that were not tested
+    (the top cells were chosen by their estimates, so the family is every cell)."""
+    if table.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    padding = []
+    for (category, level), group in table.groupby(["category", "level"], sort=False):
+        if group["interpretable"].any():
+            padding += [{"category": category, "level": level, "p_value": 1.0,
+                         "interpretable": True}] * int(group["_untested"].iloc[0])
+    padded = pd.concat([table, pd.DataFrame(padding)], ignore_index=True) if padding else table
+    flagged = flag_family(padded.assign(_row=np.arange(len(padded))), alpha,
+                          [*padded.columns, "_row", "q_value", "significant"])
+    flagged = flagged[flagged["_row"] < len(table)].sort_values("_row")
+    return flagged[COLUMNS].reset_index(drop=True)
