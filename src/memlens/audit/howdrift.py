@@ -21,7 +21,9 @@ from memlens.rowkeys import join_key
 from memlens.stats.analyze import to_jsonable
 from memlens.stats.table import FLOOR_CATEGORY
 
-SECTIONS_VERSION = 1
+SECTIONS_VERSION = 2
+"""2: value contrasts tested by within-question label permutation (``excess``, ``testable``);
+direction and substitution q-values over the whole table."""
 HOW_BOOTSTRAP = 2_000
 """Replicates of the how-sections' bootstraps, answer drift included (at most the run's B): a
 95 % percentile interval is stable at 2,000, and the direction and substitution tables hold
