@@ -23,6 +23,9 @@ def register(subparsers) -> None:
     from memlens.cli.tooldrift_compare_cmd import register_compare
 
     register_compare(commands)  # paired comparison (its own module)
+    from memlens.cli.tooldrift_scan_cmd import register_scan
+
+    register_scan(commands)  # schema scan of the user's own tools (its own module)
 
 
 def _register_setup(commands) -> None:
@@ -95,15 +98,18 @@ def _register_run(commands) -> None:
     run.add_argument("--k", type=at.positive_int, default=5, help="tool calls per condition (default 5)")
     run.add_argument("--setting", type=int, choices=(1, 2), default=1,
                      help="1: memory verbatim in the system prompt; 2: via a memory framework")
-    run.add_argument("--framework", choices=("mem0", "simplemem", "mempalace"), default=None,
-                     help="memory framework for --setting 2")
+    from memlens.tooldrift.frameworks import FRAMEWORKS
+
+    run.add_argument("--framework", choices=FRAMEWORKS, default=None,
+                     help="memory system for --setting 2 (docs/tooldrift.md)")
     run.add_argument("--framework-llm", default=None,
                      help="model string for the framework's own LLM extraction (default: "
                           "verbatim storage, no extraction)")
     run.add_argument("--top-k", type=at.positive_int, default=5, help="memories retrieved per query (setting 2)")
     run.add_argument("--retrieval-threshold", type=at.finite_float(-1.0, 1.0), default=None,
                      help="minimum retrieval score (setting 2; default: the framework's own, "
-                          "0.1 for mem0, none for simplemem, 0.1 cosine for mempalace)")
+                          "0.1 for mem0, 0.1 cosine for mempalace, 0.6 cosine for graphiti, "
+                          "none for the others)")
     run.add_argument("--replay-memories", type=Path, default=None, metavar="DIR",
                      help="setting 2 without running a framework: inject what --framework "
                           "retrieved in the published dataset, DIR/memories/<framework>/<dim>.json "
@@ -171,7 +177,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.replay_memories is not None and args.setting != 2:
         raise MemlensError("--replay-memories replays Setting 2: add --setting 2 --framework NAME")
     if args.setting == 2 and not args.framework:
-        raise MemlensError("--setting 2 needs --framework (mem0, mempalace or simplemem)")
+        from memlens.tooldrift.frameworks import FRAMEWORKS
+
+        raise MemlensError(f"--setting 2 needs --framework ({', '.join(FRAMEWORKS)})")
     if args.setting == 1 and args.framework:
         raise MemlensError("--framework is only used with --setting 2")
     if args.k < 1:
