@@ -30,10 +30,11 @@ def model(server, **options):
 
 def test_concurrency_above_the_backend_default_is_honoured():
     # the backend's own default bound is 32; --concurrency 96 must give ~96 calls in flight
+    # (once slow start has opened the window: 4, then +1 per success)
     with LoopbackServer(latency_s=0.3, record_requests=False) as server:
         backend = model(server)
         assert backend.max_concurrency == 32
-        outcomes = run_requests(backend, requests(96), concurrency=96, progress=False)
+        outcomes = run_requests(backend, requests(400), concurrency=96, progress=False)
     assert all(not hasattr(o, "reason") for o in outcomes)
     assert server.peak_in_flight > 64  # 32 before the fix
     assert backend.max_concurrency == 96
@@ -99,3 +100,55 @@ def test_over_capacity_is_answered_at_once_and_recorded():
     assert status == 429
     assert [r.fault for r in server.requests] == ["ok", OVER_CAPACITY]
     assert server.peak_in_flight == 1 and server.in_flight == 0
+
+
+def test_a_refused_key_costs_at_most_eight_requests():
+    # issue 23 (9): 26-32 requests left before the stop, one window of them; slow start sends 4,
+    # the first 401 drops the window to one call, and the breaker stops on the second refusal
+    from memlens.engine.breaker import AuthenticationStopped
+
+    with LoopbackServer(faults=lambda index, body: "401", latency_s=0.02) as server:
+        with pytest.raises(AuthenticationStopped):
+            run_requests(model(server), requests(200), progress=False)
+    assert 2 <= server.received <= 8
+    assert [r.fault for r in server.requests] == ["401"] * server.received
+
+
+def test_a_one_slot_server_at_the_default_concurrency_gives_no_timeouts():
+    # a local server with one slot (like llama.cpp's default) answers one call at a time; at the
+    # default concurrency (32) the 32nd call used to wait 32 x 0.05 s = 1.6 s, past a 1 s time
+    # limit. The window opens while calls come back fast and backs off when they slow down.
+    retry = RetryPolicy(max_attempts=1)  # a timed-out attempt fails its call: visible below
+    with LoopbackServer(latency_s=0.05, slots=1, record_requests=False) as server:
+        backend = model(server, timeout_s=1.0, retry=retry)
+        assert backend.max_concurrency == 32
+        seen: list[AdaptiveLimit] = []
+        original = backend._client_for_running_loop
+
+        def spy():
+            entry = original()
+            seen.append(entry[1])
+            return entry
+
+        backend._client_for_running_loop = spy
+        outcomes = run_requests(backend, requests(80), progress=False, stop_early=False)
+    failed = [o.reason for o in outcomes if hasattr(o, "reason")]
+    assert failed == []
+    window = seen[-1]
+    assert window.timeouts == 0 and server.received == 80
+    assert 2 <= window.peak_in_flight <= 16  # opened beyond the start, never near 32
+
+
+def test_the_window_backs_off_on_timeouts():
+    window = AdaptiveLimit(32, limit=16, timeout_s=1.0)
+    sent = window.epoch
+    window.timed_out(sent)
+    window.timed_out(sent)  # the same burst: counted once
+    assert window.limit == 8 and window.timeouts == 2 and window.decreases == 1
+    window.succeeded(0.1, window.epoch)  # fast: opens (additively: above ssthresh 8)
+    assert 8 < window.limit < 9
+    window.succeeded(0.9, window.epoch)  # 9 x the fastest and past half the limit: halves
+    assert window.limit < 4.6 and window.events[-1].reason == "slow"
+    held = window.limit
+    window.succeeded(0.3, window.epoch)  # between a quarter and half of the limit: holds
+    assert window.limit == held

@@ -1,7 +1,7 @@
 """Shared plumbing of the async API backends (OpenAI-compatible, Anthropic).
 
-One SDK client and one adaptive concurrency bound (``memlens.models.window``: halved on 429,
-climbing back on success) per event loop, a sync ``complete`` that runs on a
+One SDK client and one adaptive concurrency bound (``memlens.models.window``: starting small
+and opening as calls succeed, halved on 429, timeouts and queueing latency) per event loop, a sync ``complete`` that runs on a
 private loop thread, explicit retries (``memlens.models.retry``) and keys kept out of every message.
 
 Time limits: each attempt gets at most ``timeout_s`` of wall time, a slow (trickling) body
@@ -88,33 +88,43 @@ class AsyncAPIModel:
         client, window = self._client_for_running_loop()
         ends_at: float | None = None
         sent_epoch = 0
+        attempt_s = 0.0
 
         async def timed_attempt() -> ChatResponse:
-            nonlocal ends_at, sent_epoch
+            nonlocal ends_at, sent_epoch, attempt_s
             # one slot per attempt: a call waiting to retry holds none, so a bound lowered by
-            # 429s lowers the load at once (memlens.models.window)
+            # 429s or timeouts lowers the load at once (memlens.models.window)
             async with window:
                 if ends_at is None:  # the call's deadline starts with its first attempt
                     ends_at = time.monotonic() + self.call_deadline_s
                 sent_epoch = window.epoch
                 budget = max(0.0, min(self.timeout_s, ends_at - time.monotonic()))
+                sent = time.monotonic()
                 try:
                     return await asyncio.wait_for(
                         self._attempt(client, list(messages), params), budget)
                 except TimeoutError as error:
                     raise AttemptTimedOut() from error
+                finally:
+                    attempt_s = time.monotonic() - sent
 
         def classify(error: BaseException) -> Failure | None:
             failure = self._safe_classify(error)
-            if failure is not None and failure.throttled:
+            if failure is None:
+                return None
+            if failure.throttled:
                 window.throttled(sent_epoch)  # 429 / 529: fewer attempts in flight from now on
+            elif isinstance(error, AttemptTimedOut):
+                window.timed_out(sent_epoch)  # a local server queueing our calls
+            elif failure.auth_status is not None:
+                window.refused()  # a refused key: one request at a time until one succeeds
             return failure
 
         started = time.perf_counter()
         try:
             response = await call_with_retries(timed_attempt, classify, self.retry,
                                                deadline_s=self.call_deadline_s)
-            window.succeeded()
+            window.succeeded(attempt_s, sent_epoch)
         except ModelCallError as error:
             error.reason = redact(error.reason, self._api_key)
             error.args = (error.reason,)
@@ -163,7 +173,9 @@ class AsyncAPIModel:
             for stale in [other for other in self._per_loop if other.is_closed()]:
                 del self._per_loop[stale]
             if loop not in self._per_loop:
-                self._per_loop[loop] = (self._make_client(), AdaptiveLimit(self.max_concurrency))
+                self._per_loop[loop] = (self._make_client(),
+                                        AdaptiveLimit(self.max_concurrency,
+                                                      timeout_s=self.timeout_s))
             return self._per_loop[loop]
 
     def _safe_classify(self, error: BaseException) -> Failure | None:

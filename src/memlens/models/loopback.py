@@ -164,9 +164,12 @@ class _Handler(BaseHTTPRequestHandler):
         """Stay quiet: tests and benchmarks read their own output."""
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        n_ctx = self.server.owner.n_ctx
         if self.path.rstrip("/").endswith("/v1/models"):
             self._send(200, {"object": "list", "data": [
                 {"id": "loopback", "object": "model", "owned_by": "memlens"}]})
+        elif self.path.rstrip("/") == "/props" and n_ctx is not None:  # llama.cpp's shape
+            self._send(200, {"default_generation_settings": {"n_ctx": n_ctx}, "total_slots": 1})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
@@ -183,12 +186,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._respond(loopback, fault, body)
             return
         self._counted = True
+        slot = loopback._slots
+        if slot is not None:  # a server with n slots: the others queue, like llama.cpp's
+            slot.acquire()
         try:
             if loopback.latency_s:
                 loopback._stopping.wait(loopback.latency_s)
             self._respond(loopback, fault, body)
         finally:
             self._uncount(loopback)
+            if slot is not None:
+                slot.release()
 
     def _uncount(self, loopback: LoopbackServer) -> None:
         """Leave ``in_flight`` once: just before a reply's body is written (the client may
@@ -302,11 +310,16 @@ class LoopbackServer:
     serves everything, and it may be changed while serving. ``in_flight`` and
     ``peak_in_flight`` count POSTs being served; ``record_requests=False`` keeps no
     ``ReceivedRequest`` (a long benchmark), only the count ``received``.
+
+    ``slots`` makes a server that serves that many POSTs at once (each for ``latency_s``) and
+    queues the others, as llama.cpp's server does with ``--parallel`` slots (None: all at
+    once). ``n_ctx`` makes ``GET /props`` report that context size, as llama.cpp's does.
     """
 
     def __init__(self, responder: Responder | None = None, latency_s: float = 0.0,
                  faults: FaultSchedule = None, port: int = 0, hang_s: float = 30.0,
-                 capacity: int | None = None, record_requests: bool = True):
+                 capacity: int | None = None, record_requests: bool = True,
+                 slots: int | None = None, n_ctx: int | None = None):
         self.responder: Responder = responder or echo_responder
         self.latency_s = latency_s
         self.faults = faults
@@ -319,6 +332,8 @@ class LoopbackServer:
         self.in_flight = 0
         self.peak_in_flight = 0
         self.throttled = 0
+        self.n_ctx = n_ctx
+        self._slots = threading.Semaphore(slots) if slots else None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: _Server | None = None

@@ -1,12 +1,27 @@
-"""An adaptive bound on calls in flight: additive increase, multiplicative decrease (AIMD).
+"""An adaptive bound on calls in flight: slow start, additive increase, multiplicative decrease.
 
-Like a TCP congestion window: the bound starts at the concurrency asked for (``ceiling``); a
-throttled attempt (HTTP 429, or 529 "overloaded") halves it — once per *epoch*: only an attempt
-sent after the last decrease can lower it again, so one burst of 429s from attempts that were
-already in flight counts as one signal — and every successful call adds ``1 / limit``, so the
-bound climbs back by about one slot per window of successes, never above the ceiling. A slot is
-held per attempt (``memlens.models.api_base``): a call waiting to retry holds none, so a
-lowered bound lowers the load the server sees as soon as attempts finish.
+Like a TCP congestion window. The bound starts small (``INITIAL_LIMIT`` calls, or the ceiling if
+that is lower) and opens as calls succeed: +1 per success while below the slow-start threshold
+(about doubling per window of successes), then ``+1 / limit`` (about one slot per window), never
+above the concurrency asked for (``ceiling``). Starting small means a server that refuses every
+call (a wrong API key: HTTP 401) sees a handful of requests, not ``ceiling`` of them; a refusal
+also drops the bound to one call until a call succeeds.
+
+Three signals halve the bound (and set the slow-start threshold there), once per *epoch* — only
+an attempt sent after the last decrease can lower it again, so one burst of signals from
+attempts already in flight counts once:
+
+- a throttled attempt (HTTP 429, or 529 "overloaded"): a rate-limited API;
+- an attempt that ran out of its time limit: a local server queueing our calls;
+- a successful attempt slower than ``BACKOFF_SHARE`` of the attempt time limit *and*
+  ``LATENCY_GROWTH`` times the fastest attempt seen: calls queue towards a timeout (a
+  one-slot llama.cpp server answers one call at a time; 32 queued 5-s calls wait 160 s).
+  Between ``GROW_SHARE`` and ``BACKOFF_SHARE`` of the limit (with the same growth) the bound
+  holds. Against an API whose calls take long but do not slow down as more are sent, the
+  fastest attempt is slow too, so the bound keeps opening.
+
+A slot is held per attempt (``memlens.models.api_base``): a call waiting to retry holds none,
+so a lowered bound lowers the load the server sees as soon as attempts finish.
 
 One ``AdaptiveLimit`` belongs to one event loop (it waits on an ``asyncio.Condition``).
 """
@@ -19,6 +34,15 @@ from dataclasses import dataclass, field
 
 MIN_LIMIT = 1
 """The bound never falls below one call in flight."""
+INITIAL_LIMIT = 4
+"""Calls in flight before any has succeeded (slow start opens it from there)."""
+GROW_SHARE = 0.25
+"""A success slower than this share of the attempt time limit (and slowed down, see
+``LATENCY_GROWTH``) does not open the bound."""
+BACKOFF_SHARE = 0.5
+"""A success slower than this share of the attempt time limit (and slowed down) halves it."""
+LATENCY_GROWTH = 2.0
+"""How many times the fastest attempt seen a slow attempt must take to count as queueing."""
 
 
 @dataclass
@@ -35,13 +59,19 @@ class AdaptiveLimit:
     """At most ``floor(limit)`` holders at once; ``limit`` adapts between 1 and ``ceiling``.
 
     >>> window = AdaptiveLimit(8)
+    >>> window.bound  # slow start: INITIAL_LIMIT calls before the first success
+    4
+    >>> window.succeeded(); window.succeeded(); window.bound  # +1 per success below ssthresh
+    6
     >>> sent = window.epoch
     >>> window.throttled(sent); window.throttled(sent); window.limit  # one burst, one halving
-    4.0
-    >>> for _ in range(5):  # 4 + 1/4 + 1/4.25 + ... : about one slot per window of successes
+    3.0
+    >>> for _ in range(3):  # 3 + 1/3 + 1/3.33 + ...: about one slot per window of successes
     ...     window.succeeded()
     >>> round(window.limit, 2), window.bound
-    (5.12, 5)
+    (3.91, 3)
+    >>> window.refused(); window.bound  # HTTP 401 / 403: one call at a time until a success
+    1
     """
 
     ceiling: int
@@ -50,16 +80,25 @@ class AdaptiveLimit:
     peak_in_flight: int = 0
     throttles: int = 0
     """Throttled attempts seen (each may or may not have lowered the bound)."""
+    timeouts: int = 0
+    """Attempts that ran out of their time limit."""
     decreases: int = 0
     epoch: int = 0
     """Number of decreases so far; an attempt records it when sent (see ``throttled``)."""
+    timeout_s: float | None = None
+    """The attempt time limit the latency rule compares with (None: no latency rule)."""
+    ssthresh: float = 0.0
+    """Slow-start threshold: below it a success adds 1, above it ``1 / limit``."""
+    fastest_s: float | None = None
+    """The fastest successful attempt seen (the latency with no queue, as far as is known)."""
     events: list[WindowEvent] = field(default_factory=list)
     _condition: asyncio.Condition | None = None
 
     def __post_init__(self) -> None:
         if self.ceiling < MIN_LIMIT:
             raise ValueError("ceiling must be at least 1")
-        self.limit = float(self.limit or self.ceiling)
+        self.limit = float(self.limit or min(self.ceiling, INITIAL_LIMIT))
+        self.ssthresh = float(self.ssthresh or self.ceiling)
 
     @property
     def bound(self) -> int:
@@ -84,28 +123,59 @@ class AdaptiveLimit:
         """A throttled attempt sent at ``sent_epoch`` (default: now): halve the bound, unless
         it was lowered since that attempt was sent (it was sent under the higher bound)."""
         self.throttles += 1
-        if sent_epoch is not None and sent_epoch != self.epoch:
-            return
-        self.limit = max(float(MIN_LIMIT), self.limit / 2)
-        self.decreases += 1
-        self.epoch += 1
-        self._event("throttled")
+        self._decrease("throttled", sent_epoch)
 
-    def succeeded(self) -> None:
-        """A successful call: grow the bound by ``1 / limit`` (about +1 per window)."""
+    def timed_out(self, sent_epoch: int | None = None) -> None:
+        """An attempt sent at ``sent_epoch`` ran out of its time limit: halve the bound (once
+        per epoch, as ``throttled``)."""
+        self.timeouts += 1
+        self._decrease("timeout", sent_epoch)
+
+    def refused(self) -> None:
+        """A call refused with HTTP 401 / 403: one call at a time until one succeeds (a key
+        that is refused costs a few requests, not a window of them)."""
+        if self.limit > MIN_LIMIT:
+            self.limit = float(MIN_LIMIT)
+            self._event("refused")
+
+    def succeeded(self, latency_s: float | None = None, sent_epoch: int | None = None) -> None:
+        """A successful call whose last attempt took ``latency_s`` (None: unknown): open the
+        bound (+1 in slow start, else ``+1 / limit``), hold it, or halve it when the attempt
+        was slow enough to show queueing (see the module docstring)."""
+        if latency_s is not None:
+            slowed = self.fastest_s is not None and latency_s >= LATENCY_GROWTH * self.fastest_s
+            self.fastest_s = latency_s if self.fastest_s is None else min(self.fastest_s,
+                                                                            latency_s)
+            if slowed and self.timeout_s:
+                if latency_s >= BACKOFF_SHARE * self.timeout_s:
+                    self._decrease("slow", sent_epoch)
+                    return
+                if latency_s >= GROW_SHARE * self.timeout_s:
+                    return
         if self.limit >= self.ceiling:
             return
         before = self.bound
-        self.limit = min(float(self.ceiling), self.limit + 1.0 / self.limit)
+        step = 1.0 if self.limit < self.ssthresh else 1.0 / self.limit
+        self.limit = min(float(self.ceiling), self.limit + step)
         if self.bound > before:  # waiting calls see it when this call leaves (__aexit__)
             self._event("recovered")
 
     def set_ceiling(self, ceiling: int) -> None:
-        """Change the concurrency asked for (the bound starts there again)."""
+        """Change the concurrency asked for (the bound slow-starts again)."""
         if ceiling < MIN_LIMIT:
             raise ValueError("ceiling must be at least 1")
         self.ceiling = int(ceiling)
-        self.limit = float(ceiling)
+        self.limit = float(min(self.ceiling, INITIAL_LIMIT))
+        self.ssthresh = float(self.ceiling)
+
+    def _decrease(self, reason: str, sent_epoch: int | None) -> None:
+        if sent_epoch is not None and sent_epoch != self.epoch:
+            return  # sent under a higher bound that has been lowered since
+        self.limit = max(float(MIN_LIMIT), self.limit / 2)
+        self.ssthresh = self.limit
+        self.decreases += 1
+        self.epoch += 1
+        self._event(reason)
 
     def _event(self, reason: str) -> None:
         self.events.append(WindowEvent(time.monotonic(), self.limit, reason))
