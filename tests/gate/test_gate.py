@@ -52,9 +52,13 @@ def gate(age_shift_b: float, policy, *, life: float = 1.0, seed: int = 0):
 
 
 def test_same_responder_passes_and_a_stronger_persona_effect_fails():
-    policy = load_policy(None, {"max_regression": 0.0})
+    policy = load_policy(None, {"max_regression": 0.0, "regression_statistic": "d_rel"})
     same = gate(0.0, policy)
-    assert [r.status for r in same.rules] == ["pass", "pass"], same.rules
+    assert {r.name: r.status for r in same.rules} == {
+        "instrument_valid": "pass", "d_rel_ci_low": "skipped", "regression": "pass",
+        "tooldrift_delta": "skipped", "tooldrift_regression": "skipped"}, same.rules
+    skipped = next(r for r in same.rules if r.name == "d_rel_ci_low")
+    assert skipped.summary == "not evaluated: no limit set (--max-d-rel-ci-low X)"
     assert same.exit_status == PASSED
     worse = gate(0.15, policy)
     assert worse.exit_status == RULE_FAILED
@@ -68,7 +72,7 @@ def test_an_invalid_instrument_cannot_decide():
     result = gate(0.15, load_policy(None, {"max_regression": 0.0, "max_d_rel_ci_low": 0.0}),
                   life=0.0)
     assert result.exit_status == INSTRUMENT_INVALID
-    assert {r.name: r.status for r in result.rules} == {
+    assert {r.name: r.status for r in result.rules if r.status != "skipped"} == {
         "instrument_valid": "undecided", "d_rel_ci_low": "undecided", "regression": "undecided"}
 
 
@@ -86,7 +90,7 @@ def test_tooldrift_rules():
                                           "ci": {"delta": [-0.1, 0.2]}}}}
     result = evaluate(load_policy(None, {"max_tooldrift_delta": 0.1}), tooldrift=summary)
     assert result.exit_status == RULE_FAILED
-    assert result.rules[0].offenders == ("overall: Δ +0.300 [95% CI +0.200, +0.400], lower bound "
+    assert result.rules[3].offenders == ("overall: Δ +0.300 [95% CI +0.200, +0.400], lower bound "
                                          "above +0.100; 10 scenarios",)
     assert evaluate(load_policy(None, {"max_tooldrift_delta": 0.25}),
                     tooldrift=summary).exit_status == PASSED
@@ -97,9 +101,11 @@ def test_junit_xml_parses_with_one_testcase_per_rule_and_text_is_neutralised():
     xml = junit_xml(result)
     parsed = JUnitXml.fromstring(xml.encode())
     suites = list(parsed)
-    assert len(suites) == 1 and suites[0].tests == 3 and suites[0].failures == 1
+    assert len(suites) == 1 and suites[0].tests == 5 and suites[0].failures == 1
+    assert suites[0].skipped == 2  # the tool-drift rules: listed, not evaluated
     cases = {case.name: case for case in suites[0]}
-    assert set(cases) == {"instrument_valid", "d_rel_ci_low", "regression"}
+    assert set(cases) == {"instrument_valid", "d_rel_ci_low", "regression", "tooldrift_delta",
+                          "tooldrift_regression"}
     assert isinstance(cases["regression"].result[0], Failure)
     assert "age (dtw)" in cases["regression"].result[0].text
     assert cases["instrument_valid"].is_passed
@@ -150,7 +156,7 @@ def test_tooldrift_delta_is_undecided_when_the_run_is_not_interpretable():
                                   "reasons": [{"code": "no_pairs", "text": "no pairs"}]}}
     result = evaluate(load_policy(None, {"max_tooldrift_delta": 0.1}), tooldrift=summary)
     assert result.exit_status == INSTRUMENT_INVALID
-    assert result.rules[0].offenders == ("overall: not interpretable (no pairs)",)
+    assert result.rules[3].offenders == ("overall: not interpretable (no pairs)",)
 
 
 def test_cli_bad_policy_or_missing_input_exits_2(tmp_path, capsys):

@@ -2,7 +2,7 @@
 compared paired and gated through the CLI.
 
 Runs: ``weak_a`` / ``weak_b`` — the same responder (age persona shifted 30 %) with different
-audit seeds; ``strong`` — age shifted 90 %; ``small`` / ``far`` — 4-question audits (too small
+audit seeds; ``double`` — age shifted 60 % (another seed); ``strong`` — age shifted 90 %; ``small`` / ``far`` — 4-question audits (too small
 for a valid instrument), overlapping and disjoint with the others' questions.
 """
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("gate")
     specs = {"weak_a": ({"age": 0.3}, 11, 40, 0), "weak_b": ({"age": 0.3}, 12, 40, 0),
-             "strong": ({"age": 0.9}, 12, 40, 0), "small": ({"age": 0.3}, 11, 4, 0),
+             "strong": ({"age": 0.9}, 12, 40, 0), "double": ({"age": 0.6}, 12, 40, 0), "small": ({"age": 0.3}, 11, 4, 0),
              "far": ({"age": 0.3}, 11, 4, 60)}
     out = {}
     for name, (shift, seed, n, first) in specs.items():
@@ -55,8 +55,26 @@ def test_same_responder_with_another_seed_flags_nothing(runs, capsys):
                 assert not (row["d_rel"]["delta_ci"][0] > 0 and row["d_rel"]["delta_q"] <= 0.05)
     html = (out / "compare.html").read_text()
     assert "Δ" in html and (out / "compare_delta_1.png").stat().st_size > 1000
+    # the default policy: a baseline implies the regression rule (Δ mean, limit 0)
     assert main(["gate", str(run["weak_b"]), "--baseline", str(run["weak_a"]),
-                 "--max-regression", "0", "--bootstrap", "2000"]) == 0
+                 "--bootstrap", "2000"]) == 0
+    assert "| regression | ✅ pass |" in capsys.readouterr().out
+
+
+def test_doubled_effect_on_another_seed_fails_the_default_gate(runs, capsys):
+    _, run = runs
+    assert main(["gate", str(run["double"]), "--baseline", str(run["weak_a"]),
+                 "--bootstrap", "2000"]) == 1
+    printed = capsys.readouterr().out
+    assert "| regression | ❌ fail |" in printed and "age (dtw): Δ mean +" in printed
+    assert "gender (dtw)" not in printed.split("**regression**")[1]
+
+
+def test_without_a_baseline_the_output_says_no_regression_was_checked(runs, capsys):
+    _, run = runs
+    assert main(["gate", str(run["weak_a"])]) == 0
+    assert "not evaluated: no baseline run (--baseline RUN): no regression was checked" in \
+        capsys.readouterr().out
 
 
 def test_stronger_persona_effect_is_a_regression_and_the_gate_exits_1(runs, tmp_path, capsys):
@@ -70,7 +88,7 @@ def test_stronger_persona_effect_is_a_regression_and_the_gate_exits_1(runs, tmp_
     cases = {case.name: case for case in list(JUnitXml.fromfile(str(junit)))[0]}
     assert cases["instrument_valid"].is_passed
     failure = cases["regression"].result[0]
-    assert isinstance(failure, Failure) and "age (dtw): Δ d_rel +" in failure.text
+    assert isinstance(failure, Failure) and "age (dtw): Δ mean +" in failure.text
     assert "gender (dtw)" not in failure.text
     assert "| regression | ❌ fail |" in markdown.read_text()
 

@@ -1,7 +1,10 @@
 """The gate policy: which rules run and their limits, from a YAML/JSON file and/or flags.
 
-Every limit is off (``null``) unless set, except ``require_valid`` (on). A flag overrides the
-file's key of the same name. Unknown keys and bad values are one ``MemlensError`` naming the
+Every limit is off (``null``) unless set, except ``require_valid`` (on) — and a baseline run
+implies the regression rule: ``max_regression`` defaults to 0 on the paired Δ of the **mean**
+drift whenever ``--baseline`` is given (:meth:`Policy.with_inputs`; the default and its error
+rates across sampling seeds are measured in docs/operating-characteristics.md). A flag overrides
+the file's key of the same name. Unknown keys and bad values are one ``MemlensError`` naming the
 file and the key.
 """
 
@@ -38,8 +41,10 @@ class Policy(BaseModel):
     max_regression: float | None = None
     """Fail when a category's paired Δ (candidate − baseline) has its 95 % CI lower bound above
     this and q ≤ ``alpha`` (needs a baseline run)."""
-    regression_statistic: Literal["d_rel", "mean"] = "d_rel"
-    """Which Δ ``max_regression`` applies to: Δ d_rel or Δ mean drift."""
+    regression_statistic: Literal["d_rel", "mean"] = "mean"
+    """Which Δ ``max_regression`` applies to: Δ mean drift (default: across sampling seeds it
+    detects a doubled persona effect that Δ d_rel, divided by each run's own noisy σ_noise,
+    misses) or Δ d_rel."""
     alpha: float = Field(0.05, gt=0, lt=1)
     """BH q-value a regression must reach (false-discovery rate over the categories)."""
     max_tooldrift_delta: float | None = None
@@ -50,6 +55,26 @@ class Policy(BaseModel):
     this and q ≤ ``alpha`` (overall or per dimension; needs both tool-drift runs)."""
     seed: int = Field(0, ge=0)
     n_bootstrap: int = Field(10_000, ge=100, le=1_000_000)
+
+    def with_inputs(self, *, baseline: bool, tooldrift_baseline: bool = False) -> Policy:
+        """The policy for what the gate was given: a baseline audit run turns the regression
+        rule on (limit :data:`DEFAULT_MAX_REGRESSION`) unless the policy set a limit; a baseline
+        tool-drift run does the same for ``max_tooldrift_regression``. Never silent: the rule
+        then shows in every output.
+
+        >>> Policy().with_inputs(baseline=True).max_regression
+        0.0
+        """
+        updates = {}
+        if baseline and self.max_regression is None:
+            updates["max_regression"] = DEFAULT_MAX_REGRESSION
+        if tooldrift_baseline and self.max_tooldrift_regression is None:
+            updates["max_tooldrift_regression"] = DEFAULT_MAX_REGRESSION
+        return self.model_copy(update=updates) if updates else self
+
+
+DEFAULT_MAX_REGRESSION = 0.0
+"""The regression limit a baseline implies: any increase whose paired CI excludes 0 at q ≤ α."""
 
 
 def load_policy(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Policy:

@@ -14,6 +14,10 @@ is exceeded), ``undecided`` (the instrument is not valid, so the data cannot say
 - ``tooldrift_regression`` — no paired ΔΔ (overall: p ≤ ``alpha``; per dimension: q ≤ ``alpha``)
   has its CI lower bound above ``max_tooldrift_regression``.
 
+Every rule appears in the result: one that was not evaluated is ``skipped`` with the reason
+(e.g. "no baseline run: no regression was checked"), so no output can pass silently. A baseline
+run turns the regression rule on by default (:meth:`memlens.gate.policy.Policy.with_inputs`).
+
 Exit status (:mod:`memlens.gate.exits`): 1 when a rule failed, else 5 when one is undecided,
 else 0. Persona rules are ``undecided`` whenever a run they read is not valid.
 """
@@ -223,6 +227,11 @@ def tooldrift_regression_rule(comparison: dict, policy: Policy) -> RuleResult:
     return RuleResult(name, "fail" if offenders else "pass", text, tuple(offenders))
 
 
+def _skipped(name: str, reason: str) -> RuleResult:
+    """A rule the gate did not evaluate, listed with why (never silent)."""
+    return RuleResult(name, "skipped", f"not evaluated: {reason}")
+
+
 def exit_status(rules: list[RuleResult]) -> int:
     """1 when a rule failed, else 5 when one is undecided, else 0."""
     statuses = {rule.status for rule in rules}
@@ -249,26 +258,42 @@ def evaluate(policy: Policy, *, run: RunStats | None = None, baseline: RunStats 
     audit_runs = {labels.get("run", "run"): run} if run is not None else {}
     if baseline is not None:
         audit_runs[labels.get("baseline", "baseline")] = baseline
+    for label, audit in audit_runs.items():  # a wrong --metric is bad input, whatever the verdict
+        if audit.stats is not None:
+            _check_metrics(audit.stats.metrics, policy.metrics, f"statistics of {label}")
     if policy.require_valid and audit_runs:
         rules.append(instrument_rule(audit_runs))
+    else:
+        rules.append(_skipped("instrument_valid", "no audit run given" if policy.require_valid
+                              else "turned off (--no-require-valid / require_valid: false)"))
     if policy.max_d_rel_ci_low is not None:
         if run is None:
             raise MemlensError("gate: --max-d-rel-ci-low needs an audit run (RUN)")
         rules.append(d_rel_rule(run, policy, labels.get("run", "run")))
+    else:
+        rules.append(_skipped("d_rel_ci_low", "no limit set (--max-d-rel-ci-low X)"))
     if policy.max_regression is not None:
         if comparison is None:
             raise MemlensError("gate: --max-regression needs a baseline run (--baseline RUN)")
         rules.append(regression_rule(comparison, policy))
+    else:
+        rules.append(_skipped("regression", "no baseline run (--baseline RUN): no regression "
+                                            "was checked"))
     if policy.max_tooldrift_delta is not None:
         if tooldrift is None:
             raise MemlensError("gate: --max-tooldrift-delta needs a tool-drift run (--tooldrift DIR)")
         rules.append(tooldrift_rule(tooldrift, policy, labels.get("tooldrift", "tool drift")))
+    else:
+        rules.append(_skipped("tooldrift_delta", "no limit set (--max-tooldrift-delta Z)"))
     if policy.max_tooldrift_regression is not None:
         if tooldrift_comparison is None:
             raise MemlensError("gate: --max-tooldrift-regression needs --tooldrift DIR and "
                                "--tooldrift-baseline DIR")
         rules.append(tooldrift_regression_rule(tooldrift_comparison, policy))
-    if not rules:
+    else:
+        rules.append(_skipped("tooldrift_regression", "no tool-drift baseline "
+                                                      "(--tooldrift-baseline DIR)"))
+    if all(rule.status == "skipped" for rule in rules):
         raise MemlensError("gate: no rule to check (give an audit RUN, or set a limit such as "
                            "--max-regression / --max-tooldrift-delta)")
     return GateResult(tuple(rules), exit_status(rules), comparison, tooldrift_comparison, labels)

@@ -19,6 +19,8 @@ def run_gate(policy: Policy, run_dir: str | Path | None = None, *,
         raise MemlensError("gate: --baseline needs an audit RUN to compare with it")
     if tooldrift_baseline_dir is not None and tooldrift_dir is None:
         raise MemlensError("gate: --tooldrift-baseline needs --tooldrift DIR")
+    policy = policy.with_inputs(baseline=baseline_dir is not None,
+                                tooldrift_baseline=tooldrift_baseline_dir is not None)
     labels: dict[str, str] = {}
     stats = baseline_stats = comparison = summary = td_comparison = None
     if run_dir is not None:
