@@ -57,9 +57,18 @@ def _register_build(commands) -> None:
     build.add_argument("--generator", required=True, help="model string of the generator LLM")
     build.add_argument("--target", required=True, help="model string of the target agent")
     build.add_argument("--judge", required=True, help="model string of the judge LLM")
-    build.add_argument("--dimension", required=True, help="bias dimension, e.g. speed_impatience")
-    build.add_argument("--domains", required=True, help="comma-separated domains")
-    build.add_argument("--per-domain", type=at.positive_int, default=1, help="scenarios per domain")
+    build.add_argument("--dimension", help="bias dimension, e.g. speed_impatience")
+    build.add_argument("--domains", help="comma-separated domains")
+    build.add_argument("--scan", type=Path, default=None, metavar="DIR",
+                       help="build for your own scanned tools (a 'tooldrift scan' folder) "
+                            "instead of --dimension/--domains: one scenario per flagged "
+                            "parameter of the review")
+    build.add_argument("--review", type=Path, default=None, metavar="FILE",
+                       help="with --scan: the edited review (default DIR/review.csv)")
+    build.add_argument("--limit", type=at.positive_int, default=None,
+                       help="with --scan: only the first N scenarios")
+    build.add_argument("--per-domain", type=at.positive_int, default=1,
+                       help="scenarios per domain (with --scan: per flagged parameter)")
     build.add_argument("--attempts", type=at.positive_int, default=4, help="attempts per scenario (default 4)")
     build.add_argument("--k", type=at.positive_int, default=5, help="target samples per condition")
     build.add_argument("--seed", type=at.nonneg_int, default=0)
@@ -74,6 +83,10 @@ def _build(args: argparse.Namespace) -> int:
     from memlens.tooldrift.builder import build_dataset
     from memlens.tooldrift.schema import BIAS_DIMENSIONS
 
+    if args.scan is not None:
+        return _build_from_scan(args)
+    if not args.dimension or not args.domains:
+        raise MemlensError("tooldrift build needs --dimension and --domains (or --scan DIR)")
     if args.dimension not in BIAS_DIMENSIONS:
         raise MemlensError(f"--dimension '{args.dimension}': expected one of "
                            + ", ".join(BIAS_DIMENSIONS))
@@ -86,6 +99,22 @@ def _build(args: argparse.Namespace) -> int:
                            k=args.k, seed=args.seed)
     print(f"built {counts['scenarios']} scenario(s) from {counts['attempts']} attempts "
           f"({counts['failed_scenarios']} without a valid attempt) into {args.out}")
+    return 0 if counts["scenarios"] else 1
+
+
+def _build_from_scan(args: argparse.Namespace) -> int:
+    from memlens.errors import MemlensError
+    from memlens.models import get_model
+    from memlens.tooldrift.scan_build import build_from_scan
+
+    if args.dimension or args.domains:
+        raise MemlensError("--scan builds for the scanned tools: drop --dimension / --domains")
+    counts = build_from_scan(get_model(args.generator), get_model(args.target),
+                             get_model(args.judge), args.scan, args.out, review=args.review,
+                             per_param=args.per_domain, attempts=args.attempts, k=args.k,
+                             seed=args.seed, limit=args.limit)
+    print(f"built {counts['scenarios']} of {counts['planned']} scenario(s) for the scanned "
+          f"tools from {counts['attempts']} attempts into {args.out}")
     return 0 if counts["scenarios"] else 1
 
 
@@ -136,8 +165,8 @@ def _register_run(commands) -> None:
     run.add_argument("--seed", type=at.nonneg_int, default=0, help="sampling seed; call k uses seed + k")
     run.add_argument("--temperature", type=at.temperature, default=0.7)
     run.add_argument("--max-tokens", type=at.max_tokens, default=512)
-    run.add_argument("--limit", type=int, default=None, help="only the first N entries")
-    run.add_argument("--bootstrap", type=int, default=10_000, help="bootstrap replicates")
+    run.add_argument("--limit", type=at.positive_int, default=None, help="only the first N entries")
+    run.add_argument("--bootstrap", type=at.bootstrap, default=10_000, help="bootstrap replicates")
     add_call_flags(run)
     run.set_defaults(func=_run)
 
@@ -151,7 +180,7 @@ def _register_score(commands) -> None:
     score.add_argument("--scenarios", type=Path, default=None,
                        help="scenarios/ folder for schema defaults (default: next to rubrics/)")
     score.add_argument("--seed", type=at.nonneg_int, default=0)
-    score.add_argument("--bootstrap", type=int, default=10_000, help="bootstrap replicates")
+    score.add_argument("--bootstrap", type=at.bootstrap, default=10_000, help="bootstrap replicates")
     score.set_defaults(func=_score)
 
 

@@ -97,10 +97,16 @@ def evaluate(entry: Entry, rubric: Rubric, target: ChatModel, judge: ChatModel, 
 
 def build_scenario(generator: ChatModel, target: ChatModel, judge: ChatModel, store: RunStore, *,
                    dimension: str, domain: str, scenario: str, attempts: int = 4, k: int = 5,
-                   seed: int = 0) -> list[Attempt]:
-    """Run the refinement loop for one scenario; returns every attempt (best = max score)."""
+                   seed: int = 0, prompt: str | None = None, parse=parse_generated,
+                   json_schema: dict | None = None) -> list[Attempt]:
+    """Run the refinement loop for one scenario; returns every attempt (best = max score).
+
+    ``prompt`` / ``parse`` / ``json_schema`` replace the generator prompt, the reply parser
+    (``parse(text, where) -> (Entry, Rubric)``) and constrain the reply (e.g. a scanned tool's
+    scenarios, where memlens fixes the tool and rubric: ``scan_build``)."""
     history: list[Attempt] = []
-    prompt = GENERATOR_PROMPT.format(dimension=dimension, domain=domain, scenario=scenario)
+    prompt = prompt or GENERATOR_PROMPT.format(dimension=dimension, domain=domain,
+                                               scenario=scenario)
     for number in range(1, attempts + 1):
         content = prompt
         if history:
@@ -108,13 +114,14 @@ def build_scenario(generator: ChatModel, target: ChatModel, judge: ChatModel, st
             content += FEEDBACK.format(attempt=last.attempt, score=last.score, feedback=last.feedback)
         request = ChatRequest(messages=({"role": "user", "content": content},),
                               params=GenerationParams(temperature=0.9, max_tokens=2048,
-                                                      seed=seed + number),
+                                                      seed=seed + number,
+                                                      json_schema=json_schema),
                               sample_index=number, tag=f"build/{scenario}/{number}")
         reply = run_requests(generator, [request], store, progress=False)[0]
         where = f"generator attempt {number} for {dimension}/{domain}/{scenario}"
         try:
             text = reply.text if isinstance(reply, ChatResponse) else ""
-            entry, rubric = parse_generated(text, where)
+            entry, rubric = parse(text, where)
         except Exception as error:  # garbage generator output is feedback, never a crash
             history.append(Attempt(number, None, None, -math.inf, f"invalid output: {error}"))
             continue
@@ -174,11 +181,21 @@ def build_dataset(generator: ChatModel, target: ChatModel, judge: ChatModel, out
                 if best is not None:
                     entries.append(entry_to_dict(best.entry, best.attempt))
                     rubrics.append(rubric_to_dict(best.rubric))
-    for folder, items in (("scenarios", entries), ("rubrics/all_params", rubrics)):
-        (out / folder).mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / folder / f"{dimension}.json",
-                          json.dumps(items, indent=2, ensure_ascii=False) + "\n")
-    atomic_write_text(out / "build_log.jsonl",
-                      "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in log))
+    write_built(out, entries, rubrics, log, dimensions=[dimension])
     return {"scenarios": len(entries), "attempts": len(log),
             "failed_scenarios": len(domains) * per_domain - len(entries)}
+
+
+def write_built(out: Path, entries: list[dict], rubrics: list[dict], log: list[dict],
+                dimensions: list[str] = ()) -> None:
+    """``scenarios/<dim>.json`` and ``rubrics/all_params/<dim>.json`` per dimension (also for
+    every dimension in ``dimensions`` that got no entry) and ``build_log.jsonl``."""
+    names = list(dict.fromkeys([*dimensions, *(e["bias_dimension"] for e in entries)]))
+    for folder, items in (("scenarios", entries), ("rubrics/all_params", rubrics)):
+        (out / folder).mkdir(parents=True, exist_ok=True)
+        for name in names:
+            atomic_write_text(out / folder / f"{name}.json", json.dumps(
+                [item for item in items if item["bias_dimension"] == name], indent=2,
+                ensure_ascii=False) + "\n")
+    atomic_write_text(out / "build_log.jsonl",
+                      "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in log))
