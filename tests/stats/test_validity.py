@@ -126,3 +126,64 @@ def test_coverage_below_threshold_withholds_the_verdict():
                                         "life_event": {"planned": 10, "usable": 7}})
     assert withheld["verdict"] == "not_stated" and withheld["verdict_if_stated"] == "pass"
     assert "life_event 7/10" in withheld["explanation"]
+
+
+# -- generated sentences never contradict the numbers beside them (one test per template) --
+
+def test_specificity_fail_that_can_be_chance_says_so():
+    verdict = validity_verdict({"dtw": results(noise_p=0.01, noise_elevation=12.0)},
+                               {"omitted": "x"})
+    text = verdict["explanation"]
+    assert statuses(verdict)["specificity"] == "fail"
+    # the pooled class and filler form one BH family: q = 0.01 for both (p = 0.01, m = 2)
+    assert "can be chance (smallest q = 0.010)" in text and "unlikely to be chance" not in text
+    strong = validity_verdict({"dtw": results(noise_p=1e-5, noise_elevation=40.0)},
+                              {"omitted": "x"})["explanation"]
+    assert "unlikely to be chance (q < 0.001)" in strong
+
+
+def test_pooled_and_category_specificity_tests_are_one_family():
+    """p = 0.04 for the pooled class and for filler: as one BH family both have q = 0.04 (fail);
+    the old rule tested each at 0.05 separately — now a single p = 0.04 with a null partner
+    is q = 0.08 (no fail)."""
+    assert statuses(validity_verdict({"dtw": results(noise_p=0.04, noise_elevation=5.0)},
+                                     {"omitted": "x"}))["specificity"] == "fail"
+    data = results(noise_p=0.04, noise_elevation=5.0)
+    data["categories"]["filler"]["elevation_p"] = 0.6
+    assert statuses(validity_verdict({"dtw": data}, {"omitted": "x"}))["specificity"] != "fail"
+
+
+def test_sensitivity_fail_names_life_event_categories_that_moved():
+    data = results(life_p=0.06, life_elevation=4.0, diff_sd=0.02, n_paired=60)
+    data["categories"]["job_loss"] = {"condition_class": "life_event", "mean": 0.34,
+                                      "elevation_pct": 13.0, "elevation_p": 0.007}
+    verdict = validity_verdict({"dtw": data}, {"omitted": "x"})
+    text = verdict["explanation"]
+    assert statuses(verdict)["sensitivity"] == "fail"
+    assert "would have shown" in text and verdict["power"]["dtw"]["mde_pct"] <= 23.0
+    assert "single categories did: job_loss +13.0% (q=0.014)" in text
+    assert "does not respond to life events" not in text
+
+
+def test_no_paper_sized_claim_without_the_power_or_the_rows():
+    weak = validity_verdict({"dtw": results(life_p=0.3, life_elevation=5.0, diff_sd=0.5,
+                                            n_paired=4)}, {"omitted": "x"})
+    assert statuses(weak)["sensitivity"] == "inconclusive"
+    assert "would have shown" not in weak["explanation"]
+    # MDE beyond +1000 %: not a number anyone can use
+    assert weak["power"]["dtw"]["mde_pct"] is None
+    assert "cannot estimate what it could detect" in weak["explanation"]
+    none = results()
+    del none["classes"]["life_event"]
+    del none["categories"]["bereavement"]
+    text = validity_verdict({"dtw": none}, {"omitted": "x"})["explanation"]
+    assert "no life-event rows" in text and "would have shown" not in text
+
+
+def test_advice_never_recommends_what_the_run_already_did():
+    data = results(noise_ci=(-5.0, 30.0))
+    data["floor"]["n"] = 200  # 40 questions x K = 5 no-memory rows
+    verdict = validity_verdict({"dtw": data}, {"omitted": "x"})
+    assert statuses(verdict)["specificity"] == "inconclusive"
+    assert "--baselines 8; this run used 5" in verdict["explanation"]
+    assert "--baselines 5 or more" not in verdict["explanation"]

@@ -160,6 +160,8 @@ class Check(Result):
     pooled_ci_high: Number = None
     elevation_pct: Number = None
     mde_pct: Number = None
+    smallest_q: Number = None
+    moved_categories: list[str] = []
 
 
 class Power(Result):
@@ -172,6 +174,7 @@ class Power(Result):
     powered: bool
     diff_sd: Number = None
     floor_mean: Number = None
+    baselines: int | None = None
     note: str | None = None
 
 

@@ -6,8 +6,9 @@ Checks, per analysed metric unless stated. Every check has a ``status``: ``pass`
 or ``skipped`` (with the reason).
 
 - **specificity** — noise must not drift more than the floor. Each ``noise`` category and the
-  pooled noise class are tested against the floor (paired t over questions); the categories'
-  p-values are Benjamini–Hochberg adjusted. ``fail`` when the pooled class or any category is
+  pooled noise class are tested against the floor (paired t over questions) as **one**
+  Benjamini–Hochberg family (so a null instrument fails in ≤ 5 % of runs, measured in
+  docs/operating-characteristics.md). ``fail`` when the pooled class or any category is
   elevated (q ≤ ``alpha_specificity`` = 0.05); ``floor_unstable`` when one is significantly
   *below* the floor; ``inconclusive`` when nothing is significant but the pooled elevation's
   95 % CI upper bound reaches ``specificity_margin_pct`` (25 %: an elevation the size of a
@@ -44,6 +45,9 @@ MAX_CONVERGENCE_P = 0.05
 ALPHA_SPECIFICITY = 0.05
 ALPHA_SENSITIVITY = 0.001
 SPECIFICITY_MARGIN_PCT = 25.0
+MEANINGFUL_MDE_PCT = 1000.0
+"""An MDE beyond +1000 % of the floor says only that the design is far too small: it is
+reported as not meaningful instead of as a number."""
 MIN_COVERAGE = 0.8
 """Share of planned responses per condition class below which no verdict is stated."""
 
@@ -87,7 +91,8 @@ def validity_verdict(metric_results: Mapping[str, Mapping], convergence_result: 
     for metric, result in metric_results.items():
         power[metric] = _sensitivity_power(result)
         checks.append(_specificity(metric, result))
-        checks.append(_sensitivity(metric, result["classes"], power[metric]))
+        checks.append(_sensitivity(metric, result["classes"], power[metric],
+                                   result["categories"]))
     sensitive = all(c["status"] == "pass" for c in checks if c["name"] == "sensitivity")
     checks.append(_convergence_check(convergence_result, sensitive))
     ran = [check for check in checks if check["status"] != "skipped"]
@@ -120,32 +125,41 @@ def _sensitivity_power(result: Mapping) -> dict:
                 "questions_for_paper_effect": None, "powered": False,
                 "note": "not estimable (fewer than two paired questions or a zero floor)"}
     mde = 100.0 * paired_mde(sd, n, ALPHA_SENSITIVITY) / floor_mean
+    if not mde < MEANINGFUL_MDE_PCT:
+        mde = None  # the design is far too small: no number would mean anything
     needed = questions_needed(PAPER_EFFECT_PCT / 100.0 * floor_mean, sd, ALPHA_SENSITIVITY)
     return {"mde_pct": mde, "n_questions": n, "diff_sd": sd, "floor_mean": floor_mean,
+            "baselines": _baselines(result["floor"], n),
             "paper_effect_pct": PAPER_EFFECT_PCT, "questions_for_paper_effect": needed,
-            "powered": bool(mde <= PAPER_EFFECT_PCT)}
+            "powered": bool(mde is not None and mde <= PAPER_EFFECT_PCT)}
+
+
+def _baselines(floor: Mapping, n_questions: int) -> int | None:
+    """K, read off the design: with K ≥ 2 every question has K no-memory drift rows, with
+    K = 1 (one baseline plus the floor sample) it has one."""
+    rows = floor.get("n") or 0
+    return max(1, round(rows / n_questions)) if n_questions else None
 
 
 def _specificity(metric: str, result: Mapping) -> dict:
     categories = result["categories"]
     noise = {name: row for name, row in categories.items() if row["condition_class"] == "noise"}
-    names = list(noise)
-    q_values = benjamini_hochberg([_finite(noise[n]["elevation_p"], 1.0) for n in names])
-    q = dict(zip(names, (float(v) for v in q_values), strict=True))
     pooled = result["classes"].get("noise", {})
-    pooled_p = _finite(pooled.get("elevation_p"), 1.0)
-    pooled_pct = _finite(pooled.get("elevation_pct"))
+    pooled_name = "noise (pooled)"
+    # one family — the pooled class and every noise category — so a null instrument fails
+    # this check in ≤ 5 % of runs (two separate 5 % tests failed it in up to 10 %)
+    names = [pooled_name, *noise]
+    rows = {pooled_name: pooled, **noise}
+    q_values = benjamini_hochberg([_finite(rows[n].get("elevation_p"), 1.0) for n in names])
+    q = dict(zip(names, (float(v) for v in q_values), strict=True))
     upper = (pooled.get("elevation_ci") or [None, None])[1]
-    elevated = [n for n in names if _finite(noise[n]["elevation_pct"]) > 0
+    elevated = [n for n in names if _finite(rows[n].get("elevation_pct")) > 0
                 and q[n] <= ALPHA_SPECIFICITY]
-    below = [n for n in names if _finite(noise[n]["elevation_pct"]) < 0
+    below = [n for n in names if _finite(rows[n].get("elevation_pct")) < 0
              and q[n] <= ALPHA_SPECIFICITY]
-    if pooled_pct > 0 and pooled_p <= ALPHA_SPECIFICITY:
-        elevated = ["noise (pooled)", *elevated]
-    if pooled_pct < 0 and pooled_p <= ALPHA_SPECIFICITY:
-        below = ["noise (pooled)", *below]
     parts = [f"{name} {_signed(row['elevation_pct'])}% (q={number(q[name])})"
              for name, row in noise.items()]
+    smallest_q = min((q[n] for n in elevated), default=None)
     detail = (f"pooled noise vs floor {_signed(pooled.get('elevation_pct'))}% "
               f"(CI {_signed((pooled.get('elevation_ci') or [None])[0])}% to {_signed(upper)}%, "
               f"{_p(pooled.get('elevation_p'))}); " + ", ".join(parts))
@@ -158,11 +172,20 @@ def _specificity(metric: str, result: Mapping) -> dict:
     else:
         status = "pass"
     return {"name": "specificity", "metric": metric, "status": status, "elevated": elevated,
-            "below_floor": below, "pooled_ci_high": upper, "detail": detail}
+            "below_floor": below, "pooled_ci_high": upper, "detail": detail,
+            "smallest_q": smallest_q}
 
 
-def _sensitivity(metric: str, classes: Mapping[str, Mapping], power: Mapping) -> dict:
+def _sensitivity(metric: str, classes: Mapping[str, Mapping], power: Mapping,
+                 categories: Mapping[str, Mapping] | None = None) -> dict:
     life = classes.get("life_event")
+    life_rows = {name: row for name, row in (categories or {}).items()
+                 if row["condition_class"] == "life_event"}
+    names = list(life_rows)
+    q_values = benjamini_hochberg([_finite(life_rows[n]["elevation_p"], 1.0) for n in names])
+    moved = [f"{name} {_signed(life_rows[name]['elevation_pct'])}% (q={number(float(q))})"
+             for name, q in zip(names, q_values, strict=True)
+             if q <= ALPHA_SPECIFICITY and _finite(life_rows[name]["elevation_pct"]) > 0]
     if life is None:
         return {"name": "sensitivity", "metric": metric, "status": "fail",
                 "detail": "no life_event rows: the positive control is missing"}
@@ -175,6 +198,7 @@ def _sensitivity(metric: str, classes: Mapping[str, Mapping], power: Mapping) ->
     mde = power.get("mde_pct")
     return {"name": "sensitivity", "metric": metric, "status": status,
             "elevation_pct": life.get("elevation_pct"), "mde_pct": mde,
+            "moved_categories": moved or [],
             "detail": f"life events vs floor: {_signed(life['elevation_pct'])}% "
                       f"({_p(life['elevation_p'])}); detectable with 80% power: "
                       f"{_signed(mde) if mde is not None else 'n/a'}% or more"}
@@ -209,9 +233,16 @@ def explain(validity: Mapping) -> str:
     for check in checks:
         name, metric, status = check["name"], check.get("metric"), check["status"]
         if status == "fail" and name == "specificity":
+            smallest = check.get("smallest_q")
+            cause = ("This is unlikely to be chance (q < 0.001): something other than memory "
+                     "content — the text around the memory (template, noise strings) or the "
+                     "labeler — moves the reasoning." if smallest is not None and smallest < 0.001
+                     else f"This can be chance (smallest q = {number(smallest)}): a "
+                          "well-behaved instrument fails this check in about 5 % of runs "
+                          "(docs/operating-characteristics.md); re-run with another --seed "
+                          "before acting on it.")
             sentences.append(f"Specificity failed on {metric}: content-free noise drifted more "
-                             f"than the floor ({', '.join(check['elevated'])}) — the prompt "
-                             "scaffolding or the labeler, not memory, moves the reasoning.")
+                             f"than the floor ({', '.join(check['elevated'])}). {cause}")
         elif status == "floor_unstable":
             sentences.append(f"The floor is unstable on {metric}: noise drifted significantly "
                              f"less than the no-memory floor ({', '.join(check['below_floor'])})"
@@ -227,16 +258,26 @@ def explain(validity: Mapping) -> str:
             head = (f"Sensitivity {'failed' if status == 'fail' else 'is undecided'} on "
                     f"{metric}: life events moved drift by {_signed(check.get('elevation_pct'))}%"
                     f" (needs p < {ALPHA_SENSITIVITY}).")
-            if status == "fail":
+            if check.get("elevation_pct") is None:
+                head = (f"Sensitivity failed on {metric}: the run has no life-event rows, so "
+                        "nothing shows whether the instrument can see an effect at all.")
+            elif status == "fail" and mde is not None and mde <= PAPER_EFFECT_PCT:
+                moved = ", ".join(check.get("moved_categories") or [])
                 head += (f" This run could detect {_signed(mde)}% or more, so a paper-sized "
-                         f"effect (+{PAPER_EFFECT_PCT:.0f}%) would have shown: the model (or the "
-                         "labeler) does not respond to life events.")
+                         f"effect (+{PAPER_EFFECT_PCT:.0f}%) of the class would have shown: "
+                         "life events as a class did not move this model's (or labeler's) "
+                         "reasoning by that much"
+                         + (f" (single categories did: {moved})." if moved else "."))
+            elif status == "fail":
+                head += " The check failed."
             else:
                 need_text = (f"about {need} questions" if need else
                              "more questions than is practical")
-                head += (f" This run could only detect {_signed(mde)}% or more, so it could "
-                         f"not see a paper-sized effect (+{PAPER_EFFECT_PCT:.0f}%); that needs "
-                         f"{need_text} at this spread.")
+                reach = (f"could only detect {_signed(mde)}% or more" if mde is not None
+                         and mde < MEANINGFUL_MDE_PCT else
+                         "cannot estimate what it could detect (too few questions)")
+                head += (f" This run {reach}, so it could not see a paper-sized effect "
+                         f"(+{PAPER_EFFECT_PCT:.0f}%); that needs {need_text} at this spread.")
             sentences.append(head)
         elif status == "fail" and name == "convergence":
             sentences.append(f"Convergence failed: {check['detail']}.")
@@ -256,7 +297,10 @@ def _next_steps(validity: Mapping) -> str:
                       "more questions")
     if any(s == "floor_unstable" for _, s in statuses) or \
             ("specificity", "inconclusive") in statuses:
-        advice.append("more no-memory baselines (--baselines 5 or more)")
+        used = max((p.get("baselines") or 0 for p in validity["power"].values()), default=0)
+        advice.append(f"more no-memory baselines (--baselines {max(5, used + 3)}; this run "
+                      f"used {used}) or more questions" if used else
+                      "more no-memory baselines (--baselines) or more questions")
     if ("sensitivity", "fail") in statuses or ("specificity", "fail") in statuses:
         advice.append("another labeler (--labeler MODEL) or a more capable model")
     return "; ".join(advice) + "." if advice else ""
