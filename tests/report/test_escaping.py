@@ -50,7 +50,8 @@ def test_tables_and_verdict_escape():
 
     html = validity_html(audit_stats(evil), None)
     assert "<script>alert" not in html and "<img src=x" not in html
-    assert "instrument validity: <b>pass</b>" in html and html.count("&lt;script&gt;") == 2
+    assert "instrument validity</abbr></a>: <b>pass</b>" in html
+    assert html.count("&lt;script&gt;") == 2
 
     def failed(data):
         data["validity"].update(verdict="fail", explanation="")

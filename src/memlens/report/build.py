@@ -9,8 +9,18 @@ from pathlib import Path
 from memlens.audit.results import AuditRun, Orthogonality, load_audit_run
 from memlens.fileio import atomic_write_text
 from memlens.report import figures, tables
+from memlens.report.glossary import glossary_html, used_terms
 from memlens.report.how_drift import how_drift_sections
-from memlens.report.html import figure_html, page, table_html, validity_html
+from memlens.report.html import (
+    figure_html,
+    flag_sections,
+    invalid_banner,
+    page,
+    quality_html,
+    table_html,
+    validity_html,
+)
+from memlens.report.intro import intro_html
 from memlens.report.memory_sets import memory_set_sections
 from memlens.report.selectivity import selectivity_sections
 from memlens.report.trajectory import viewer_html
@@ -112,27 +122,32 @@ def render_report(run: AuditRun) -> Path:
 
     persona = categories[categories["condition_class"] == "persona"] if not categories.empty \
         else categories
+    persona_ok = bool(stats and stats.validity.persona_interpretable)
+    banner = invalid_banner(persona_ok or not stats, stats.validity.verdict if stats else None)
     sections = [
         ("Instrument validity", validity_html(stats, run.stats_error)
          + _stats_origin_html(run) + fig("validity", "validity figure")),
-        ("Persona drift (d_rel, 95% cluster-bootstrap CI)", fig("persona_forest", "forest plot")
-         + table_html(persona.sort_values(["metric", "d_rel"], ascending=[True, False])
-                      [PERSONA_COLUMNS] if not persona.empty else persona)),
-        ("All categories", fig("tiers", "tier figure")),
+        ("Persona drift (d_rel, 95% cluster-bootstrap CI)", banner
+         + fig("persona_forest", "forest plot")
+         + table_html(tables.persona_table(persona, PERSONA_COLUMNS, persona_ok or not stats))),
+        ("All categories", banner + fig("tiers", "tier figure")),
         *how_drift_sections(run, run_dir / "figures"),  # issue 13: how, not only how much
-        *selectivity_sections(run, run_dir / "figures"),  # issue 17: should-personalize set
-        *memory_set_sections(run, run_dir / "figures"),  # issue 17: memory sets
-        ("Mixed-effects model", table_html(mixed)),
-        ("Data quality", table_html(tables.quality_table(quality_with_store))
+        *flag_sections([*selectivity_sections(run, run_dir / "figures"),  # issue 17
+                        *memory_set_sections(run, run_dir / "figures")], banner),
+        ("Mixed-effects model", banner + table_html(mixed)),
+        ("Data quality", quality_html(quality_with_store)
          + "<p class=\"meta\">Responses without steps, failed calls and responses whose steps "
            "are all unlabeled are excluded from drift (counted here, never dropped silently); "
            "unlabeled steps are left out of a response's symbol sequence.</p>"),
         *([("Orthogonality filter (excluded pairs)", _orthogonality_html(run.orthogonality))]
           if run.orthogonality is not None else []),
         ("Trajectory viewer", viewer_html(run.drift, run.steps, run.labels)),
-        ("All category statistics", table_html(categories)),
+        ("All category statistics", banner + table_html(categories)),
     ]
-    html = page("memlens audit report", sections, _header(run))
+    intro = intro_html(run)
+    shown = intro + "".join(html for _, html in sections)
+    sections.append(("Glossary", glossary_html(used_terms(shown))))
+    html = page("memlens audit report", sections, _header(run) + intro)
     out = run_dir / "report.html"
     atomic_write_text(out, html)
     return out

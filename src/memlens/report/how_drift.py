@@ -18,7 +18,14 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from memlens.numfmt import number  # noqa: E402
-from memlens.report.html import STEP_CHARS, figure_html, shorten, table_html  # noqa: E402
+from memlens.report.html import (  # noqa: E402
+    STEP_CHARS,
+    figure_html,
+    headers,
+    invalid_banner,
+    shorten,
+    table_html,
+)
 from memlens.stats.results import AuditStats, HowSection  # noqa: E402
 from memlens.textsafe import escape_html as escape  # noqa: E402
 
@@ -43,13 +50,6 @@ def interpretable_text(rows: pd.DataFrame, persona_ok: bool = True) -> pd.Series
     return pd.Series([text(bool(ok), c) for ok, c in zip(rows["interpretable"],
                                                           rows["condition_class"], strict=True)],
                      index=rows.index)
-
-
-def invalid_banner(persona_ok: bool) -> str:
-    """The warning above a section when persona rows are not interpretable."""
-    return ("" if persona_ok else '<p class="warn">The instrument did not pass its validity '
-            "checks: persona rows below are <b>not interpretable</b> (shown for diagnosis "
-            "only).</p>")
 
 
 def direction_figure(rows: pd.DataFrame):
@@ -116,7 +116,7 @@ def direction_html(section: HowSection | None, save, persona_ok: bool = True) ->
         "n responses / questions": [f"{a} / {b}" for a, b in
                                     zip(shown["n_responses"], shown["n_questions"], strict=True)],
         "interpretable": interpretable_text(shown, persona_ok)})
-    return (invalid_banner(persona_ok) + f'<p class="meta">Change in the share of each root and symbol of the ontology '
+    return (f'<p class="meta">Change in the share of each root and symbol of the ontology '
             f"between the no-memory baselines and the perturbed responses, minus the same change "
             f"between no-memory samples (the floor); percentage points of a response's labelled "
             f"steps, 95 % cluster-bootstrap CI over questions (B = "
@@ -148,7 +148,7 @@ def substitutions_html(section: HowSection | None, persona_ok: bool = True) -> s
         "n responses / questions": [f"{a} / {b}" for a, b in
                                     zip(rows["n_responses"], rows["n_questions"], strict=True)],
         "interpretable": interpretable_text(rows, persona_ok)})
-    return (invalid_banner(persona_ok) + '<p class="meta">Which baseline symbol the DTW path aligned with which symbol of the '
+    return ('<p class="meta">Which baseline symbol the DTW path aligned with which symbol of the '
             "perturbed response, as a share of path cells, minus the same share between "
             "no-memory samples; the top substitutions per persona / life-event category. The "
             "cells are chosen by their estimate, so BH runs over every off-diagonal cell of the "
@@ -187,7 +187,7 @@ def answer_html(stats: AuditStats, persona_ok: bool = True) -> str:
                           and not moved.get("dtw") else
                           "both moved" if moved.get("dtw") else "neither moved")
         rows.append(row)
-    return (invalid_banner(persona_ok) + '<p class="meta">Elevation of each drift over the no-memory floor (95 % '
+    return ('<p class="meta">Elevation of each drift over the no-memory floor (95 % '
             "cluster-bootstrap CI, paired t p-value over questions). Answer drift compares the "
             "final answers (the &lt;answer&gt; block, else the last paragraph): cosine distance "
             "of their MiniLM embeddings, word-length ratio, and the change of the hedging / "
@@ -204,26 +204,33 @@ def contrasts_html(section: HowSection | None, persona_ok: bool = True) -> str:
     if rows.empty:
         return note or "<p>No value pair was answered on a common question.</p>"
     rows = rows[rows["metric"] == "dtw"]
+    rows = rows.assign(**{column: rows.get(column, default)  # sections of version 1
+                          for column, default in (("excess", float("nan")), ("testable", True))})
     table = pd.DataFrame({
         "category": rows["category"], "value A": rows["value_a"], "value B": rows["value_b"],
         "pairs / questions": [f"{a} / {b}" for a, b in zip(rows["n_pairs"], rows["n_questions"],
                                                              strict=True)],
         "DTW A vs B (floor)": [f"{number(m)} ({number(f)})" for m, f in
                                zip(rows["mean"], rows["floor_mean"], strict=True)],
-        "difference [95% CI]": [f"{number(d, '+.3f')} {_ci(lo, hi, '+.3f')}" for d, lo, hi in
-                                zip(rows["difference"], rows["ci_low"], rows["ci_high"],
-                                    strict=True)],
+        "vs floor [95% CI]": [f"{number(d, '+.3f')} {_ci(lo, hi, '+.3f')}" for d, lo, hi in
+                              zip(rows["difference"], rows["ci_low"], rows["ci_high"],
+                                  strict=True)],
+        "excess over same-category pairs": [number(e, "+.3f") for e in rows["excess"]],
         "q": rows["q_value"].map(lambda v: number(v, ".3g")),
         "reasons differently?": [
+            "not testable (needs 3+ values or 2+ samples)" if not t else
             "not interpretable" if not i else
             ("not interpretable (instrument not valid)" if c == "persona" and not persona_ok
              else "yes" if d else "no")
-            for d, i, c in zip(rows["detected"], rows["interpretable"], rows["condition_class"],
-                               strict=True)]})
+            for d, i, c, t in zip(rows["detected"], rows["interpretable"],
+                                  rows["condition_class"], rows["testable"], strict=True)]})
     return ('<p class="meta">DTW between the responses to two values of one attribute on the '
-            "same question and sample, against the drift between two no-memory samples (the "
-            "floor); cluster bootstrap over questions, BH across all value pairs.</p>"
-            + invalid_banner(persona_ok) + note + table_html(table))
+            "same question. The test: are the two values answered more differently than the "
+            "category's responses differ anyway (value labels permuted within each question, "
+            "one-sided; two-level FDR over every category and value pair)? The column against "
+            "the no-memory floor is descriptive: memory of any value adds drift, so it is not "
+            "the test.</p>"
+            + note + table_html(table))
 
 
 def what_changed_html(run, per_category: int = 3) -> str:
@@ -261,8 +268,8 @@ def what_changed_html(run, per_category: int = 3) -> str:
                 f'· sample {int(row["sample"])}<br>DTW {number(row.get("dtw"))} · SRI '
                 f'{number(row.get("sri"))}<br><a href="#tv-{escape(row["id"])}">open in the '
                 f'trajectory viewer</a></td><td>{side(base_id)}</td><td>{side(row["id"])}</td></tr>')
-        parts.append(f"<h3>{escape(category)}</h3><table class=\"traj\"><tr><th>pair</th>"
-                     "<th>baseline (no memory)</th><th>with memory</th></tr>"
+        parts.append(f"<h3>{escape(category)}</h3><table class=\"traj\">"
+                     + headers("pair", "baseline (no memory)", "with memory")
                      + "".join(items) + "</table>")
     return (f'<p class="meta">Per category the {per_category} pairs with the largest DTW '
             "(baseline = the first no-memory baseline of the response).</p>" + "".join(parts))
@@ -280,7 +287,8 @@ def how_drift_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
         return save_figure(fig, fig_dir, name)
 
     persona_ok = stats.validity.persona_interpretable
-    return [
+    banner = invalid_banner(persona_ok, stats.validity.verdict)  # persona rows in every one
+    return [(heading, banner + html) for heading, html in [
         ("How reasoning drifts: direction profiles",
          direction_html(stats.direction, save, persona_ok)),
         ("Substitutions along the DTW alignment",
@@ -288,4 +296,4 @@ def how_drift_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
         ("Answer drift beside reasoning drift", answer_html(stats, persona_ok)),
         ("Value contrasts within a category", contrasts_html(stats.contrasts, persona_ok)),
         ("What changed: the most drifted pairs", what_changed_html(run)),
-    ]
+    ]]

@@ -28,6 +28,17 @@ def category_table(stats: DriftStats | None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def persona_table(persona: pd.DataFrame, columns: list[str], persona_ok: bool) -> pd.DataFrame:
+    """The report's persona rows (``columns`` of ``category_table``), highest d_rel first per
+    metric, with an ``interpretable`` column: "no (instrument not valid)" on every row when the
+    instrument did not pass its validity checks."""
+    if persona.empty:
+        return persona
+    table = persona.sort_values(["metric", "d_rel"], ascending=[True, False])[columns].copy()
+    table["interpretable"] = "yes" if persona_ok else "no (instrument not valid)"
+    return table.reset_index(drop=True)
+
+
 def mixed_model_table(stats: DriftStats | None) -> pd.DataFrame:
     """One row per (metric, term) of the mixed model: estimate, se, CI and p-value."""
     rows = []
