@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sys
 from collections.abc import Hashable, Iterator
@@ -39,32 +40,55 @@ MAX_YAML_NODES = 1_000_000
 """Most YAML nodes a document may hold once its aliases are expanded ("billion laughs")."""
 
 
-def read_text(path: str | Path, what: str, max_bytes: int = MAX_FILE_BYTES) -> str:
-    """The whole UTF-8 text of a user's file; ``what`` names the file in errors.
+def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a user's file, read only after its size was checked; ``what`` names the file.
 
-    A missing file, an unreadable one (a folder, no permission), one over ``max_bytes`` and
-    bytes that are not UTF-8 raise ``MemlensError`` naming the path (and, for bad bytes, the
-    line and offset).
+    A missing or unreadable file (a folder, no permission), a device (``/dev/zero`` never
+    ends) and a file over ``max_bytes`` raise ``MemlensError`` naming the path before anything
+    is read; a pipe is read up to ``max_bytes`` + 1 bytes at most.
+
+    >>> read_bytes("/dev/zero", "steps file")
+    Traceback (most recent call last):
+    memlens.errors.MemlensError: /dev/zero: steps file is a device, not a file
+    """
+    import stat
+
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            mode, size = (info := os.fstat(handle.fileno())).st_mode, info.st_size
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                raise MemlensError(f"{path}: {what} is a device, not a file")
+            if size > max_bytes:
+                raise MemlensError(f"{path}: {what} is larger than the {max_bytes:,}-byte limit "
+                                   f"({size:,} bytes)")
+            data = handle.read(max_bytes + 1)  # a pipe has no size: bounded all the same
+    except FileNotFoundError:
+        raise MemlensError(f"{path}: {what} not found") from None
+    except OSError as error:
+        raise MemlensError(f"{path}: cannot read {what} ({error.strerror or error})") from None
+    if len(data) > max_bytes:
+        raise MemlensError(f"{path}: {what} is larger than the {max_bytes:,}-byte limit")
+    return data
+
+
+def read_text(path: str | Path, what: str, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The whole UTF-8 text of a user's file (read by :func:`read_bytes`, so size-checked first);
+    ``what`` names the file in errors.
+
+    Bytes that are not UTF-8 raise ``MemlensError`` naming the path, the line and offset.
 
     >>> read_text("no/such/steps.jsonl", "steps file")
     Traceback (most recent call last):
     memlens.errors.MemlensError: no/such/steps.jsonl: steps file not found
     """
-    path = Path(path)
+    data = read_bytes(path, what, max_bytes)
     try:
-        with path.open("rb") as handle:  # read at most max_bytes + 1: also bounds /dev/zero
-            data = handle.read(max_bytes + 1)
-        if len(data) > max_bytes:
-            raise MemlensError(f"{path}: {what} is larger than the {max_bytes:,}-byte limit")
         return data.decode("utf-8")
-    except FileNotFoundError:
-        raise MemlensError(f"{path}: {what} not found") from None
     except UnicodeDecodeError as error:
         line = error.object[:error.start].count(b"\n") + 1
         raise MemlensError(f"{path}:{line}: {what} is not UTF-8 text (byte "
                            f"0x{error.object[error.start]:02x} at offset {error.start})") from None
-    except OSError as error:
-        raise MemlensError(f"{path}: cannot read {what} ({error.strerror or error})") from None
 
 
 def bundled_or_file(path: str | Path | None, bundled: str, what: str) -> tuple[str, str]:

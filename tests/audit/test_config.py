@@ -67,7 +67,7 @@ def test_non_mapping_and_missing_file(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(MemlensError, match="must hold a mapping"):
         read_config_file(path)
-    with pytest.raises(MemlensError, match="cannot read config file"):
+    with pytest.raises(MemlensError, match="absent.yaml: config file not found"):
         read_config_file(tmp_path / "absent.yaml")
 
 

@@ -60,9 +60,16 @@ class AuditConfig(BaseModel):
     acknowledgement: str = Field(default="Thanks for telling me. I'll keep that in mind.",
                                  max_length=2000)
     """``history`` mode: the fixed assistant turn after the earlier user turn."""
-    control_set: Literal["should-personalize"] | None = None
-    """Also run the bundled should-personalize control set (questions whose answer *should*
-    depend on an attribute) and report selectivity; None = off."""
+    control_set: Literal["should-personalize", "memsyco"] | None = None
+    """Also run a control set and report selectivity; None = off. ``should-personalize``: the
+    bundled questions whose answer *should* depend on an attribute (the irrelevant side is the
+    benchmark); ``memsyco``: MemSyco-Bench's memory-use items (relevant) against its
+    scope-control items (irrelevant), each with its own dialogue as memory
+    (``memlens.questions.memsyco``)."""
+    control_set_dir: str | None = Field(default=None, min_length=1, max_length=4096)
+    """``memsyco``: a folder with the release's two JSONL files; None = the bundled excerpt."""
+    control_limit: int | None = Field(default=None, ge=1, le=10_000)
+    """``memsyco``: at most this many items of each of the two tasks; None = all."""
     memory_sets: list[Literal["among_neutral", "combined"]] | None = None
     """Memory-set condition classes to add (``memlens.stimuli.memory_sets``): ``among_neutral``
     (each persona / life-event fact among neutral facts, plus the neutral facts alone) and
@@ -91,7 +98,7 @@ class AuditConfig(BaseModel):
     """Parallel model calls; None = the backend's own default."""
     timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """API models: wall-time limit of one call attempt in seconds; None = backend default (120)."""
-    attempts: int | None = Field(default=None, ge=1)
+    attempts: int | None = Field(default=None, ge=1, le=100)
     """API models: attempts per call on transient failures; None = backend default (6)."""
     label_batch: int = Field(default=64, ge=1)
     """Responses per labeler call batch (each batch is stored before the next starts)."""
@@ -172,12 +179,10 @@ def build_config(values: dict[str, Any], source: str = "audit config") -> AuditC
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """Read a YAML (``.yaml``/``.yml``) or JSON config file into a dict of settings."""
+    from memlens.jsonl import parse_document, read_text  # size / depth / NaN / big-int limits
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise MemlensError(f"cannot read config file {path}: {error}") from None
-    from memlens.jsonl import parse_document  # depth / size / NaN / big-int limits
+    text = read_text(path, "config file")
 
     data = parse_document(text, str(path), path.suffix.lower() in (".yaml", ".yml"),
                           problem="malformed config file")

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 from importlib import resources
-from pathlib import Path
 
 from memlens.cli import argtypes as at
 from memlens.errors import MemlensError
-from memlens.fileio import atomic_write_text
+from memlens.fileio import atomic_write_text, output_dir
 
 EXAMPLE = "drift_table.csv"
 
@@ -47,11 +46,7 @@ def run(args: argparse.Namespace) -> int:
         table = load_drift_table(example if args.example else args.drift_table)
     stats = analyze(table, metrics=metrics, seed=args.seed, n_bootstrap=args.bootstrap,
                     model=args.model)
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise MemlensError(f"--out {out}: cannot create the directory ({error.strerror})") from None
+    out = output_dir(args.out, "--out folder")
     atomic_write_text(out / "stats.json", json.dumps(stats.to_json(), indent=2, allow_nan=False) + "\n")
     print(format_summary(stats), end="")
     print(f"\nwrote {out / 'stats.json'}")

@@ -119,3 +119,18 @@ def out_dir_path(text: str) -> Path:
 
 max_tokens = int_range(1, 1_000_000)
 """argparse type: new tokens per reply, 1 to 1,000,000."""
+
+MAX_ATTEMPTS = 100
+"""Most attempts per model call a flag accepts: more is never useful, and the backoff of a
+huge count overflowed a float (``--attempts 2000`` was an ``OverflowError`` in every call)."""
+MAX_TIMEOUT_S = 86_400.0
+"""Longest per-attempt timeout a flag accepts (one day); beyond it waits overflow."""
+
+attempts = int_range(1, MAX_ATTEMPTS)
+"""argparse type: attempts per model call, 1 to ``MAX_ATTEMPTS``."""
+seconds = finite_float(0.0, MAX_TIMEOUT_S, low_open=True)
+"""argparse type: a timeout in seconds, > 0 and at most ``MAX_TIMEOUT_S``."""
+bootstrap = int_range(1, 10_000_000)
+"""argparse type: bootstrap replicates, 1 to 10,000,000."""
+seed = int_range(0, 2**32 - 1)
+"""argparse type: a random seed, 0 to 2**32 - 1 (numpy's range)."""

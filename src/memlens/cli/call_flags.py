@@ -1,4 +1,5 @@
-"""``--timeout SECONDS`` / ``--attempts N`` for every command that calls a model.
+"""``--timeout SECONDS`` / ``--attempts N`` (API models) and ``--threads N`` / ``--parallel N``
+(the embedded model) for every command that calls a model.
 
 The values reach API backends (OpenAI-compatible, Anthropic) through
 ``memlens.models.registry.call_settings``, so models that library code builds from model strings
@@ -8,37 +9,8 @@ The values reach API backends (OpenAI-compatible, Anthropic) through
 from __future__ import annotations
 
 import argparse
-import math
 
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a finite number of seconds > 0.
-
-    >>> positive_seconds("0.5")
-    0.5
-    """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
-    return value
-
-
-def positive_count(text: str) -> int:
-    """argparse type: an integer >= 1.
-
-    >>> positive_count("2")
-    2
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return value
+from memlens.cli import argtypes as at
 
 
 def add_call_flags(parser: argparse.ArgumentParser, *, attempts_flag: str = "--attempts",
@@ -46,22 +18,38 @@ def add_call_flags(parser: argparse.ArgumentParser, *, attempts_flag: str = "--a
                    default_attempts: int | None = None) -> None:
     """Add the timeout and attempts flags (dests ``call_timeout`` / ``call_attempts``)."""
     timeout_default = f"{default_timeout:g}" if default_timeout else "120"
-    parser.add_argument("--timeout", dest="call_timeout", type=positive_seconds,
+    parser.add_argument("--timeout", dest="call_timeout", type=at.seconds,
                         default=default_timeout, metavar="SECONDS",
                         help="API models: wall-time limit of one attempt, slow replies included "
-                             f"(default {timeout_default}); a call with all its retries takes at "
+                             f"(default {timeout_default}, at most {at.MAX_TIMEOUT_S:g}); a call with all its retries takes at "
                              "most SECONDS x attempts plus the backoff waits")
-    parser.add_argument(attempts_flag, dest="call_attempts", type=positive_count,
+    parser.add_argument(attempts_flag, dest="call_attempts", type=at.attempts,
                         default=default_attempts, metavar="N",
                         help="API models: attempts per call on 429 / 5xx / timeouts / connection "
-                             f"errors (default {default_attempts or 6})")
+                             f"errors (default {default_attempts or 6}, at most {at.MAX_ATTEMPTS})")
+    parser.add_argument("--threads", dest="model_threads", type=at.int_range(1, 256),
+                        metavar="N",
+                        help="embedded model: CPU threads (default: the cores other work leaves "
+                             "free now, at least 1; never changes a reply)")
+    parser.add_argument("--parallel", dest="model_parallel", type=at.int_range(1, 256),
+                        metavar="N",
+                        help="embedded model: requests decoded together (continuous batching; "
+                             "default 4 per thread, at most 8; never changes a reply)")
 
 
 def call_settings_for(args: argparse.Namespace):
-    """The ``call_settings`` context of a parsed command line (no-op without the flags)."""
-    from memlens.models.registry import call_settings
+    """The ``call_settings`` and ``embedded_settings`` contexts of a parsed command line (no-op
+    without the flags)."""
+    import contextlib
 
-    return call_settings(getattr(args, "call_timeout", None), getattr(args, "call_attempts", None))
+    from memlens.models.registry import call_settings, embedded_settings
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(call_settings(getattr(args, "call_timeout", None),
+                                      getattr(args, "call_attempts", None)))
+    stack.enter_context(embedded_settings(getattr(args, "model_threads", None),
+                                          getattr(args, "model_parallel", None)))
+    return stack
 
 
 FAILED_CALLS_EXIT = 3

@@ -69,6 +69,9 @@ def _register_questions(subparsers) -> None:
                            help="provenance name (default: the preset name, else the file stem)")
     filtering.add_argument("--split", metavar="S", help="split of a datasets folder")
     filtering.add_argument("--cache-dir", metavar="DIR", help="run directory caching rater calls")
+    filtering.add_argument("--rater-limit", type=at.positive_int, metavar="N",
+                           help="rate only the first N questions the keywords kept (a subset "
+                                "for a slow rater; only rated questions are written)")
     add_call_flags(filtering)
     filtering.set_defaults(func=run_questions_filter)
 
@@ -87,7 +90,7 @@ def _register_questions(subparsers) -> None:
     ortho.add_argument("--rater", required=True, metavar="MODEL", help="model string of the rater")
     ortho.add_argument("--questions", metavar="F", help="questions file (default: bundled)")
     ortho.add_argument("--stimuli", metavar="F", help="stimuli catalogue (default: bundled)")
-    ortho.add_argument("--threshold", type=float, default=0.5, metavar="T",
+    ortho.add_argument("--threshold", type=at.unit_interval, default=0.5, metavar="T",
                        help="confidence from which a relevant pair is excluded (default 0.5)")
     ortho.add_argument("--out", required=True, type=at.out_file, metavar="OUT.jsonl")
     ortho.add_argument("--cache-dir", metavar="DIR", help="run directory caching rater calls")
@@ -164,6 +167,10 @@ def run_questions_filter(args: argparse.Namespace) -> int:
     else:
         candidates = load_candidates(args.input, text_field=args.text_field, source=args.source,
                                      split=args.split)
+    if args.rater_limit is not None and not args.rater:
+        from memlens.errors import MemlensError
+
+        raise MemlensError("--rater-limit limits the rater: add --rater MODEL")
     model = None
     if args.rater:
         from memlens.models import get_model
@@ -173,11 +180,13 @@ def run_questions_filter(args: argparse.Namespace) -> int:
         from memlens.store import RunStore
 
         with RunStore(args.cache_dir) as store:
-            result = filter_candidates(candidates, model=model, store=store)
+            result = filter_candidates(candidates, model=model, store=store,
+                                       rater_limit=args.rater_limit)
     else:
-        result = filter_candidates(candidates, model=model)
+        result = filter_candidates(candidates, model=model, rater_limit=args.rater_limit)
     _write_jsonl_file(Path(args.out), result.survivors)
     print(result.summary())
+    print("keyword rules (candidates read):\n" + result.rule_summary())
     print(f"wrote {len(result.survivors)} questions to {args.out}")
     return 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from memlens.cli import argtypes as at
 from memlens.errors import MemlensError
 
 
@@ -47,11 +48,11 @@ def _labeler_options(parser, default: str | None) -> None:
     parser.add_argument("--extra-examples", action="store_true",
                         help="embedded labeler: add the bundled realistic examples to the "
                              "prototypes")
-    parser.add_argument("--min-margin", type=float, default=None, metavar="M",
+    parser.add_argument("--min-margin", type=at.finite_float(0.0, 2.0), default=None, metavar="M",
                         help="embedded labeler: also abstain when the best prototype beats the "
                              "second by less than M (cosine)")
     parser.add_argument("--ontology", default=None, metavar="FILE")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument("--seed", type=at.seed, default=0, help="bootstrap seed (default: 0)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 

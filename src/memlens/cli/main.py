@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 
 from memlens import __version__
@@ -25,6 +27,7 @@ COMMAND_MODULES = (
     "memlens.cli.tooldrift_cmd",
     "memlens.cli.mitigate_cmd",
     "memlens.cli.store_cmd",
+    "memlens.cli.inspect_cmd",
 )
 
 
@@ -43,7 +46,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the process exit status."""
+    """Run the CLI; returns the process exit status.
+
+    Everything runs inside the handlers, parser building (it imports every command module)
+    included: Ctrl-C at any moment is exit 130 with one line, a closed output pipe
+    (``memlens questions list | head -1``) is exit 141 with nothing printed.
+    """
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        if argv is None:  # the real command: a second Ctrl-C while shutting down exits at once
+            signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+        print("memlens: interrupted; everything finished so far is stored — re-run to resume.",
+              file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, what a command killed by the closed pipe would return
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -59,11 +81,17 @@ def main(argv: list[str] | None = None) -> int:
 
         print(for_terminal(f"memlens: error: {error}"), file=sys.stderr)  # may quote file text
         return getattr(error, "exit_status", 2)  # 2 = bad input; see docs/audit.md
-    except KeyboardInterrupt:
-        print("memlens: interrupted; everything finished so far is stored — re-run to resume.",
-              file=sys.stderr)
-        return 130
     return int(status or 0)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush does not fail again on the
+    closed pipe (the Python docs' recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout replaced (tests) or already gone
+        pass
 
 
 if __name__ == "__main__":

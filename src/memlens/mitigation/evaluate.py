@@ -31,7 +31,7 @@ import numpy as np
 from pydantic import Field
 
 from memlens.errors import MemlensError
-from memlens.fileio import atomic_path, atomic_write_text
+from memlens.fileio import atomic_path, atomic_write_text, output_dir
 from memlens.metrics import dtw, lexical_diversity
 from memlens.mitigation.judging import SCORE_SCHEMA, ask_scores, score_messages
 from memlens.pydantic_config import (
@@ -231,7 +231,7 @@ def evaluate_models(config: EvalConfig, out: Path, *, progress: bool = True,
 
     rows = _with_stimulus_text(held_out_rows(config.data, config.limit))
     labeler = labeler or build_labeler(config.labeler)
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "--out folder")
     table = []
     with RunStore(out) as store:
         open_run_manifest(store, "mitigate_eval", config_record(config),

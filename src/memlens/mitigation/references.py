@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from memlens.errors import MemlensError
-from memlens.fileio import atomic_write_text
+from memlens.fileio import atomic_write_text, output_dir
 from memlens.mitigation.judging import first_json_object, require_judge
 from memlens.ontology.schema import symbol_sequence
 from memlens.pydantic_config import (
@@ -113,7 +113,7 @@ def build_references(config: ReferenceConfig, out: Path, *, progress: bool = Tru
     models = models or {}
     questions = load_questions(config.questions)[: config.limit]
     stimuli = irrelevant_stimuli(config.stimuli)
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "--out folder")
     with RunStore(out) as store:
         # test_fraction only splits the written data set (recomputed from the stored rows)
         open_run_manifest(store, "references", asdict(config), runtime_only={"test_fraction"},

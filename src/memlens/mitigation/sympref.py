@@ -16,7 +16,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from memlens.fileio import atomic_write_text
+from memlens.fileio import atomic_write_text, output_dir
 from memlens.mitigation.judging import (
     SCORE_SCHEMA,
     JudgeScore,
@@ -218,7 +218,7 @@ def build_sympref(config: SymPrefConfig, out: Path, *, progress: bool = True,
     models = models or {}
     questions = load_questions(config.questions)[: config.limit]
     personas = load_personas(config.personas)
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "--out folder")
     with RunStore(out) as store:
         open_run_manifest(store, "sympref", asdict(config), runtime_only=SYMPREF_RUNTIME_ONLY,
                           inputs={"questions_sha256": content_sha256(questions),

@@ -17,7 +17,7 @@ from memlens.errors import missing_extra
 from memlens.models.api_base import AsyncAPIModel, check_not_empty, sdk_failure
 from memlens.models.base import ChatResponse, GenerationParams, Message, ToolCall
 from memlens.models.keys import resolve_api_key
-from memlens.models.public import api_model_id
+from memlens.models.public import api_model_id, split_base_url
 from memlens.models.retry import Failure, MalformedReply, RetryPolicy
 
 SCHEMA_TOOL = "respond"
@@ -129,8 +129,12 @@ class AnthropicModel(AsyncAPIModel):
     def _make_client(self) -> Any:
         import anthropic
 
-        return anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self.base_url,
-                                        max_retries=0, timeout=self.timeout_s)
+        base_url, query = split_base_url(self.base_url) if self.base_url else (None, {})
+        if base_url and base_url.endswith("/v1"):
+            base_url = base_url[:-3]  # the SDK appends /v1/messages itself
+        return anthropic.AsyncAnthropic(api_key=self._api_key, base_url=base_url,
+                                        default_query=query or None, max_retries=0,
+                                        timeout=self.timeout_s)
 
     async def _attempt(self, client: Any, messages: list[Message],
                        params: GenerationParams) -> ChatResponse:

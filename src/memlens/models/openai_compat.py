@@ -32,7 +32,7 @@ from memlens.errors import missing_extra
 from memlens.models.api_base import AsyncAPIModel, check_not_empty, sdk_failure
 from memlens.models.base import ChatResponse, GenerationParams, Message, ToolCall
 from memlens.models.keys import resolve_api_key
-from memlens.models.public import api_model_id
+from memlens.models.public import api_model_id, split_base_url
 from memlens.models.retry import Failure, MalformedReply, RetryPolicy
 from memlens.models.tool_emulation import (
     apply_emulated_calls,
@@ -279,8 +279,10 @@ class OpenAIModel(AsyncAPIModel):
 
         # httpx sends a base URL's user:password as Basic auth; aiohttp refuses such a URL
         in_url = "@" in urlparse(self.base_url or "").netloc
-        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
-                                  max_retries=0, timeout=self.timeout_s,
+        base_url, query = split_base_url(self.base_url) if self.base_url else (None, {})
+        return openai.AsyncOpenAI(api_key=self._api_key, base_url=base_url,
+                                  default_query=query or None, max_retries=0,
+                                  timeout=self.timeout_s,
                                   http_client=None if in_url else
                                   _fast_http_client(openai, self.max_concurrency))
 

@@ -56,6 +56,22 @@ def public_base_url(url: str) -> str:
     return urlunsplit((scheme, netloc, parts.path.rstrip("/"), query, ""))
 
 
+def split_base_url(url: str) -> tuple[str, dict[str, str]]:
+    """``(url without its query, the query's parameters)``: the SDKs join the endpoint path onto
+    the base URL's text, so a query left in it built ``/v1/?api_key=Kchat/completions``; the
+    parameters go to the client as its default query instead (sent with every request, never
+    shown: ``public_base_url`` redacts them in ids and messages).
+
+    >>> split_base_url("http://h:8/v1/?api_key=K&x=1")
+    ('http://h:8/v1', {'api_key': 'K', 'x': '1'})
+    >>> split_base_url("http://h:8/v1/")
+    ('http://h:8/v1', {})
+    """
+    parts = urlsplit(url.strip())
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", "")), query
+
+
 def api_model_id(backend: str, model_name: str, base_url: str | None) -> str:
     """The model id of an API backend (``openai`` / ``anthropic``) for ``model_name`` at
     ``base_url``; Anthropic's optional trailing ``/v1`` is dropped (its SDK adds it).

@@ -63,8 +63,11 @@ class RetryPolicy:
 
         >>> RetryPolicy(base_delay_s=0.5, max_delay_s=3.0).ceiling(4)
         3.0
+        >>> RetryPolicy().ceiling(5000)
+        30.0
         """
-        return min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
+        doublings = min(max(attempt - 1, 0), 64)  # past the cap anyway; 2.0 ** 1024 overflows
+        return min(self.max_delay_s, self.base_delay_s * 2 ** doublings)
 
     def backoff_budget_s(self) -> float:
         """The longest the backoff waits of one call can add up to (no ``Retry-After``).

@@ -26,6 +26,11 @@ from memlens.ontology.embedding import CachedEncoder
 from memlens.ontology.schema import UNLABELED, Ontology, Symbol
 
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+EMBEDDING_DIM = 384
+"""Width of the MiniLM embeddings a saved classifier must be trained on."""
+MAX_CLASSIFIER_BYTES = 64 << 20
+"""Largest classifier file, and largest total its arrays may unpack to (an 11-class classifier
+is 34 KB): a small zip bomb is refused before anything is decompressed."""
 CLASSIFIER_FORMAT = "memlens-linear-classifier/1"
 _PICKLE_HELP = ("it is a pickle (the old classifier format), which can run any code when loaded; "
                 "if you trained it yourself, convert it once with 'memlens ontology "
@@ -175,6 +180,10 @@ class EmbeddedLabeler:
         """Load a classifier saved by ``save_classifier`` (refuses one from another ontology, and
         old pickle files, which could run code: see ``convert_pickle_classifier``)."""
         classifier, ontology_sha256 = LinearClassifier.load(path)
+        if self.encoder.uses_minilm and classifier.width != EMBEDDING_DIM:
+            raise MemlensError(f"classifier {path} was trained on {classifier.width}-dimensional "
+                               f"embeddings, not the {EMBEDDING_DIM} of {EMBEDDING_MODEL}; "
+                               "re-train it with fit()")
         if ontology_sha256 != self.ontology.content_hash():
             raise MemlensError(f"classifier {path} was trained for a different ontology "
                                "version; re-train it with fit()")
@@ -206,8 +215,18 @@ class LinearClassifier:
         """The arrays of a fitted ``sklearn.linear_model.LogisticRegression``."""
         return cls(estimator.coef_, estimator.intercept_, list(estimator.classes_))
 
+    @property
+    def width(self) -> int:
+        """The embedding width the classifier was trained on."""
+        return int(self.coef.shape[1])
+
     def decision(self, vectors: np.ndarray) -> np.ndarray:
         """``X @ coef.T + intercept`` (n × k, or n for two classes)."""
+        vectors = np.asarray(vectors)
+        if vectors.ndim == 2 and len(vectors) and vectors.shape[1] != self.width:
+            raise MemlensError(f"the classifier was trained on {self.width}-dimensional "
+                               f"embeddings, the encoder gives {vectors.shape[1]}; re-train it "
+                               "with fit()")
         scores = np.asarray(vectors, dtype=np.float64) @ self.coef.T + self.intercept
         return scores[:, 0] if len(self.classes) == 2 else scores
 
@@ -240,21 +259,21 @@ class LinearClassifier:
     def load(cls, path: str | Path) -> tuple[LinearClassifier, str]:
         """(classifier, ontology sha256) from a file written by ``save``; ``MemlensError`` for
         anything else (old pickles are refused unread, with how to convert them)."""
-        try:
-            data = Path(path).read_bytes()
-        except OSError as error:
-            raise MemlensError(f"cannot read classifier file {path}: {error}") from None
+        from memlens.jsonl import read_bytes  # size-checked before reading
+
+        data = read_bytes(path, "classifier file", MAX_CLASSIFIER_BYTES)
         if data[:1] == b"\x80":
             raise MemlensError(f"classifier file {path} was not loaded: {_PICKLE_HELP}")
         not_ours = f"cannot read classifier file {path}: not a memlens labeler classifier (.npz)"
         if not data.startswith(b"PK"):
             raise MemlensError(not_ours)
+        _check_unpacked_size(data, not_ours)
         try:
             with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
                 meta = json.loads(arrays["meta"].tobytes().decode("utf-8"))
                 coef, intercept = arrays["coef"], arrays["intercept"]
         except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile,
-                UnicodeDecodeError) as error:
+                UnicodeDecodeError, MemoryError) as error:
             raise MemlensError(f"{not_ours}: {error}") from None
         if not isinstance(meta, dict) or meta.get("format") != CLASSIFIER_FORMAT:
             raise MemlensError(f"{not_ours}: format is not {CLASSIFIER_FORMAT}")
@@ -268,6 +287,31 @@ class LinearClassifier:
         return classifier, str(meta.get("ontology_sha256"))
 
 
+def _check_unpacked_size(data: bytes, not_ours: str) -> None:
+    """Refuse a ``.npz`` whose members would unpack (or whose arrays would allocate) beyond
+    ``MAX_CLASSIFIER_BYTES``, judged from the zip directory and the ``.npy`` headers alone."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+            total = sum(member.file_size for member in members)
+            if total > MAX_CLASSIFIER_BYTES:
+                raise MemlensError(f"{not_ours}: its arrays unpack to {total:,} bytes, over the "
+                                   f"{MAX_CLASSIFIER_BYTES:,}-byte limit")
+            for member in members:
+                with archive.open(member) as handle:
+                    version = np.lib.format.read_magic(handle)
+                    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                                   (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                    if read_header is None:
+                        continue  # np.load checks it; its member size is bounded above
+                    shape, _, dtype = read_header(handle)
+                if int(np.prod(shape, dtype=np.float64)) * dtype.itemsize > member.file_size:
+                    raise MemlensError(f"{not_ours}: array {member.filename!r} claims shape "
+                                       f"{shape}, more than its {member.file_size:,} bytes")
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as error:
+        raise MemlensError(f"{not_ours}: {error}") from None
+
+
 def convert_pickle_classifier(old: str | Path, new: str | Path, *, trust_pickle: bool) -> Path:
     """Rewrite an old pickled classifier (``{"ontology_sha256", "classifier"}``) as ``.npz``.
 
@@ -279,8 +323,11 @@ def convert_pickle_classifier(old: str | Path, new: str | Path, *, trust_pickle:
                            "pass --trust-pickle only for a file you made yourself")
     import pickle
 
+    from memlens.jsonl import read_bytes
+
+    data = read_bytes(old, "pickled classifier", MAX_CLASSIFIER_BYTES)
     try:
-        payload = pickle.loads(Path(old).read_bytes())  # the caller vouched for this file
+        payload = pickle.loads(data)
     except Exception as error:  # an untrusted pickle can raise anything
         raise MemlensError(f"cannot read pickled classifier {old}: {error}") from None
     estimator = payload.get("classifier") if isinstance(payload, dict) else None

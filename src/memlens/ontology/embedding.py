@@ -79,6 +79,11 @@ class CachedEncoder:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self._cache[key] for key in keys])
 
+    @property
+    def uses_minilm(self) -> bool:
+        """Whether vectors come from the MiniLM model (not a custom ``encode_fn``)."""
+        return self._encode_fn is None
+
     def clear(self) -> None:
         """Forget every cached vector (for cold-cache measurements; for MiniLM encoders this
         empties the shared cache)."""

@@ -36,12 +36,10 @@ def load_ontology(path: str | Path | None = None) -> Ontology:
         name = DEFAULT_ONTOLOGY if path is None else str(path)
         source = resources.files("memlens").joinpath("data", "ontology", f"{name}.json")
         return parse_ontology(source.read_text(encoding="utf-8"), f"bundled ontology {name}")
+    from memlens.jsonl import read_text  # size-checked before reading
+
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:  # a missing file, a folder, non-UTF-8 bytes
-        reason = error.strerror if isinstance(error, OSError) else error
-        raise MemlensError(f"cannot read ontology file {file}: {reason or error}") from None
+    text = read_text(file, "ontology file")
     return parse_ontology(text, str(file), yaml_syntax=file.suffix.lower() in (".yaml", ".yml"))
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memlens.errors import MemlensError
-from memlens.fileio import append_text, atomic_write_text
+from memlens.fileio import append_text, atomic_write_text, output_dir
 from memlens.models.base import ChatModel, GenerationParams, ModelCallError
 from memlens.ontology.load import parse_ontology
 from memlens.ontology.reliability import agreement_report
@@ -114,7 +114,7 @@ def refine(labelers: dict[str, Callable[[Ontology], object]], responses: Sequenc
     if not 0.0 < threshold <= 1.0 or max_iter < 0:
         raise MemlensError("--threshold must be in (0, 1] and --max-iter at least 0")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "--out folder")
     atomic_write_text(out / "history.jsonl", "")
     responses = [list(steps) for steps in responses]
     steps = [text for response in responses for text in response]

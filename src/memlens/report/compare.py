@@ -19,7 +19,7 @@ import pandas as pd
 from memlens.audit.compare import compare_audits
 from memlens.audit.results import load_audit_run
 from memlens.errors import MemlensError
-from memlens.fileio import atomic_write_text
+from memlens.fileio import atomic_write_text, output_dir
 from memlens.numfmt import number
 from memlens.report import figures, tables
 from memlens.report.html import figure_html, page, table_html
@@ -67,6 +67,7 @@ def compare_runs(run_dirs: list[str | Path], out_dir: str | Path, *, seed: int =
     """Compare every run with the first, paired; write the files listed in the module docstring."""
     if len(run_dirs) < 2:
         raise MemlensError("compare needs at least two run directories")
+    out_dir = output_dir(out_dir, "--out folder")  # refused before any run is read
     loaded = [(Path(run_dir), load_audit_run(run_dir)) for run_dir in run_dirs]
     names = [run_label(run.manifest) for _, run in loaded]
     labels = [name if names.count(name) == 1 else f"{name} ({path.name})"
@@ -79,8 +80,6 @@ def compare_runs(run_dirs: list[str | Path], out_dir: str | Path, *, seed: int =
                    for label, (_, run) in zip(labels[1:], loaded[1:], strict=True)]
     result = {"format_version": 1, "baseline": base_label, "runs": labels,
               "run_dirs": [str(path) for path, _ in loaded], "comparisons": comparisons}
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / "compare.json"
     atomic_write_text(json_path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     sections = []

@@ -16,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from memlens.fileio import atomic_path, atomic_write_bytes  # noqa: E402
+from memlens.fileio import atomic_path, atomic_write_bytes, output_dir  # noqa: E402
 from memlens.stats.results import CategoryStats, DriftStats  # noqa: E402
 
 METRICS = ("dtw", "sri")
@@ -164,7 +164,7 @@ def compare_figure(frame):
 
 def save_figure(fig, out_dir: Path, name: str) -> str:
     """Write ``name.png`` and ``name.svg`` into ``out_dir``; return the PNG as base64."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    output_dir(out_dir, "figures folder")
     try:
         with atomic_path(out_dir / f"{name}.svg") as temporary:
             fig.savefig(temporary, format="svg")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memlens.errors import MemlensError
-from memlens.fileio import atomic_path, atomic_write_text
+from memlens.fileio import atomic_path, atomic_write_text, output_dir, write_error
 
 FORMATS = (".parquet", ".csv", ".jsonl")
 _JSON_COLUMNS = ("messages", "params", "value")
@@ -137,14 +137,17 @@ def save_dataset(records: list[dict[str, Any]], path: Path, table: str) -> int:
     if path.exists() and not path.is_dir():
         raise MemlensError(f"cannot export to '{path}': a file of that name exists")
     dataset = to_dataset(records, table)
-    temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
-        dataset.save_to_disk(str(temporary / "data"))
-        if path.exists():
-            shutil.rmtree(path)
-        (temporary / "data").rename(path)
-    finally:
-        shutil.rmtree(temporary, ignore_errors=True)
+        temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+        try:
+            dataset.save_to_disk(str(temporary / "data"))
+            if path.exists():
+                shutil.rmtree(path)
+            (temporary / "data").rename(path)
+        finally:
+            shutil.rmtree(temporary, ignore_errors=True)
+    except OSError as error:
+        raise write_error(path, error) from None
     return len(dataset)
 
 
@@ -174,7 +177,7 @@ def export_run(store, out_dir: str | Path, formats: tuple[str, ...] = ALL_FORMAT
                            f"(choose from {', '.join(ALL_FORMATS)})")
     if out_dir.exists() and not out_dir.is_dir():
         raise MemlensError(f"cannot export to '{out_dir}': it is a file, not a directory")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    output_dir(out_dir, "export folder")
     names = tables if tables is not None else ["responses", "failures", "manifest",
                                                 *store.tables()]
     counts = {}
