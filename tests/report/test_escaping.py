@@ -101,3 +101,30 @@ def test_comparison_page_escapes_run_labels(tmp_path, monkeypatch):
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
     direction = html[html.index("Direction profile"):].split("</table>")[0]
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in direction
+
+
+def test_explaining_parts_escape(tmp_path):
+    """The opening paragraphs (category names come from a user's stimuli file, the labeler
+    string from the command line), the glossary's headers and hover notes, the data-quality
+    items and the banner escape what they insert."""
+    import pandas as pd
+
+    from memlens.report.glossary import header_cell
+    from memlens.report.html import invalid_banner, quality_html
+    from memlens.report.intro import intro_html
+
+    steps = [{"question_id": "q1", "condition_class": klass, "category": category}
+             for klass, category in (("control", "no_perturbation"), ("persona", EVIL),
+                                     ("life_event", "job_loss"), (EVIL, "x"))]
+    run = SimpleNamespace(
+        config=SimpleNamespace(samples=1, mode="prefix", baselines=1, labeler=EVIL),
+        manifest={"labeler": "openai:" + EVIL}, quality={"responses": 4, "failed_calls": 0,
+                                                         "drift_rows": 3},
+        steps=steps, stats=None, stats_error=EVIL)
+    html = intro_html(run)
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert html.count("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;") == 4
+    for part in (header_cell(EVIL), quality_html({EVIL: 3, "steps": EVIL}),
+                 invalid_banner(False, EVIL), table_html(pd.DataFrame({EVIL: ["a" * 200 + EVIL]}))):
+        assert "<script>alert" not in part and "<img src=x" not in part, part
+        assert "&lt;script&gt;" in part, part
