@@ -1,0 +1,54 @@
+"""Operating characteristics of every decision memlens hands a user, by seeded simulation.
+
+Simulated audits of known truth (:mod:`memlens.audit.simulate`) run through the real drift,
+statistics and decision code (:mod:`memlens.audit.operating`); per shipped preset design and
+decision the rate over replicates with a Wilson 95 % interval. Writes the table into
+docs/operating-characteristics.md between its markers (``--write``) and prints it.
+
+    nice -n 10 python benchmarks/bench_operating_characteristics.py --replicates 200 --write
+    python benchmarks/bench_operating_characteristics.py --designs quick --replicates 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from pathlib import Path
+
+from memlens.audit.operating import DECISIONS, markdown_table, measure
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "operating-characteristics.md"
+BEGIN, END = "<!-- oc-table:begin -->", "<!-- oc-table:end -->"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--designs", nargs="+", default=["quick", "standard"])
+    parser.add_argument("--groups", nargs="+", default=list(DECISIONS))
+    parser.add_argument("--replicates", type=int, default=100)
+    parser.add_argument("--bootstrap", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--write", action="store_true", help="update the docs table")
+    args = parser.parse_args(argv)
+    rates, seconds = [], {}
+    for design in args.designs:
+        start = time.perf_counter()
+        rates += measure(design, args.groups, args.replicates, seed=args.seed,
+                         n_bootstrap=args.bootstrap)
+        seconds[design] = time.perf_counter() - start
+        print(f"{design}: {seconds[design]:.0f} s", flush=True)
+    table = markdown_table(rates)
+    stamp = (f"Seed {args.seed}, B = {args.bootstrap} bootstrap replicates / permutations per "
+             f"analysis; {args.replicates} replicates per cell; "
+             + ", ".join(f"{d} {s:.0f} s" for d, s in seconds.items()) + ".\n\n")
+    print(stamp + table)
+    if args.write:
+        text = DOC.read_text(encoding="utf-8")
+        block = f"{BEGIN}\n{stamp}{table}{END}"
+        DOC.write_text(re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block,
+                              text, flags=re.S), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
