@@ -5,7 +5,7 @@ Run over stdio (``python tests/tooldrift/scan_server.py``) or streamable HTTP
 """
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Literal
 
 from fastmcp import FastMCP
@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field
 server = FastMCP("scan-fixture")
 
 
-class Depth(str, Enum):
-    """An Enum class: pydantic writes it as a ``$ref`` into ``$defs``."""
+class Depth(StrEnum):
+    """An Enum class (pydantic writes a ``$ref`` into ``$defs``; fastmcp inlines it)."""
 
     quick = "quick"
     standard = "standard"
