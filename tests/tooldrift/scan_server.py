@@ -4,6 +4,7 @@ Run over stdio (``python tests/tooldrift/scan_server.py``) or streamable HTTP
 (``python tests/tooldrift/scan_server.py --http PORT``). Its tools are never called by a scan.
 """
 
+import os
 import sys
 from enum import StrEnum
 from typing import Annotated, Literal
@@ -11,7 +12,8 @@ from typing import Annotated, Literal
 from fastmcp import FastMCP
 from pydantic import BaseModel, Field
 
-server = FastMCP("scan-fixture")
+# The scan must not hand its own API keys to a third-party server: the name tells if it did.
+server = FastMCP("scan-fixture" + ("-saw-api-key" if "OPENAI_API_KEY" in os.environ else ""))
 
 
 class Depth(StrEnum):

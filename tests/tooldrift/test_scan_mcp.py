@@ -51,9 +51,11 @@ def verdicts(result):
     return {f"{v.tool}.{v.param}": (v.flagged, v.spec, v.dimensions) for v in result.verdicts}
 
 
-def test_fastmcp_server_over_stdio_every_parameter_kind():
+def test_fastmcp_server_over_stdio_every_parameter_kind(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-servers")
     source = scan_mcp_stdio(SERVER, timeout_s=60)
-    assert source.server["name"] == "scan-fixture" and source.kind == "mcp-stdio"
+    assert source.kind == "mcp-stdio"
+    assert source.server["name"] == "scan-fixture"  # the server never saw the key
     assert verdicts(scan_source(source)) == EXPECTED
 
 

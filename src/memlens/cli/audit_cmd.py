@@ -56,7 +56,9 @@ def register(subparsers) -> None:
     audit.add_argument("--questions", metavar="FILE", help="questions file (default: bundled)")
     audit.add_argument("--stimuli", metavar="FILE", help="stimuli catalogue (default: bundled)")
     audit.add_argument("--ontology", metavar="FILE", help="ontology file (default: bundled)")
-    audit.add_argument("--mode", choices=["prefix", "system", "history"])
+    audit.add_argument("--mode", choices=["prefix", "system", "history"],
+                       help="where the memory goes: prefix (before the question), system (a memory "
+                            "block in the system prompt), history (an earlier chat turn); default prefix")
     audit.add_argument("--samples", type=at.positive_int, metavar="N", help="responses per condition")
     audit.add_argument("--baselines", type=at.int_range(1, 50), metavar="K",
                        help="no-memory baselines per question (default 5; 1 = the paper's design: "
@@ -85,24 +87,35 @@ def register(subparsers) -> None:
                        help="stratified question subset (--limit is an alias)")
     audit.add_argument("--stimuli-per-category", type=at.positive_int, metavar="N",
                        help="stimuli (values) per category; 2 or more allows value contrasts")
-    audit.add_argument("--max-tokens", type=at.max_tokens, metavar="N")
-    audit.add_argument("--temperature", type=at.temperature, metavar="T")
-    audit.add_argument("--seed", type=at.nonneg_int)
+    audit.add_argument("--max-tokens", type=at.max_tokens, metavar="N",
+                       help="completion token cap per call (default 2048, or the preset's)")
+    audit.add_argument("--temperature", type=at.temperature, metavar="T",
+                       help="sampling temperature (default 0.7, or the preset's)")
+    audit.add_argument("--seed", type=at.nonneg_int,
+                       help="seed of the question subset, the sample seeds and the bootstrap "
+                            "(default 0)")
     audit.add_argument("--bootstrap", type=at.positive_int, metavar="B", help="bootstrap replicates")
-    audit.add_argument("--concurrency", type=at.int_range(1, 4096), metavar="N")
-    audit.add_argument("--preset", choices=["quick", "standard", "paper"])
+    audit.add_argument("--concurrency", type=at.int_range(1, 4096), metavar="N",
+                       help="calls in flight at once, generation and labeling together "
+                            "(default: each backend's own bound)")
+    audit.add_argument("--preset", choices=["quick", "standard", "paper"],
+                       help="a whole design: questions, conditions, baselines, tokens, B (see "
+                            "docs/audit.md#presets); config file and flags override it "
+                            "(default: none, i.e. every bundled question and stimulus)")
     audit.add_argument("--orthogonality-rater", metavar="MODEL",
                        help="rate every (question, persona/life-event stimulus) pair for "
                             "relevance and leave relevant pairs out of the statistics")
     audit.add_argument("--orthogonality-threshold", type=at.unit_interval, metavar="T",
                        help="confidence from which a relevant pair is excluded (default 0.5)")
     audit.add_argument("--config", metavar="FILE", help="YAML/JSON config; flags override it")
-    audit.add_argument("--out", required=True, type=at.out_dir, metavar="RUN_DIR")
+    audit.add_argument("--out", required=True, type=at.out_dir, metavar="RUN_DIR",
+                       help="run directory: run store, report.html, figures, tables (re-run the "
+                            "same command to resume)")
     audit.add_argument("--dry-run", action="store_true", help="print the call and token plan")
     audit.add_argument("--power", action="store_true",
                        help="with --dry-run: also the power and MDE of this design under the "
                             "default stated assumptions (see `memlens plan` for a pilot or a grid)")
-    audit.add_argument("--no-progress", action="store_true")
+    audit.add_argument("--no-progress", action="store_true", help="no progress bars")
     audit.add_argument("--fail-on-invalid", action="store_true",
                        help="exit 5 when the instrument-validity verdict is not 'pass' (after "
                             "the report is written; exit 3 for failed calls comes first)")
@@ -110,16 +123,20 @@ def register(subparsers) -> None:
     audit.set_defaults(func=run_audit_command)
 
     report = subparsers.add_parser("report", help="rebuild an audit's report (no model call)")
-    report.add_argument("run_dir", metavar="RUN_DIR")
+    report.add_argument("run_dir", metavar="RUN_DIR",
+                        help="an audit's run directory (read-only; works while it runs)")
     report.set_defaults(func=run_report_command)
 
     compare = subparsers.add_parser(
         "compare", help="paired comparison of audits (each run vs the first)",
         description="Δ (B − A) of mean drift and d_rel per metric and category with a paired "
                     "cluster bootstrap over the shared questions; see docs/gate.md.")
-    compare.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
-    compare.add_argument("--out", default="runs/compare", type=at.out_dir, metavar="DIR")
-    compare.add_argument("--seed", type=at.nonneg_int, default=0, help="bootstrap seed")
+    compare.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                         help="audit run directories; the first is the reference")
+    compare.add_argument("--out", default="runs/compare", type=at.out_dir, metavar="DIR",
+                         help="output folder for compare.html/json/csv (default %(default)s)")
+    compare.add_argument("--seed", type=at.nonneg_int, default=0,
+                         help="bootstrap seed (default %(default)s)")
     compare.add_argument("--bootstrap", type=at.int_range(100, 1_000_000), default=10_000,
                          metavar="B", help="bootstrap replicates (default 10000)")
     compare.set_defaults(func=run_compare_command)

@@ -26,10 +26,14 @@ def register(subparsers) -> None:
                         help="model string: embedded, fake, openai:MODEL[@BASE_URL], "
                              "anthropic:MODEL, vllm:PATH_OR_ID, hf:PATH_OR_ID (default: embedded)")
     parser.add_argument("--system", help="system message")
-    parser.add_argument("--temperature", type=at.temperature, default=0.7)
-    parser.add_argument("--top-p", type=at.top_p, default=0.98)
-    parser.add_argument("--max-tokens", type=at.max_tokens, default=512)
-    parser.add_argument("--seed", type=at.nonneg_int)
+    parser.add_argument("--temperature", type=at.temperature, default=0.7,
+                        help="sampling temperature (default %(default)s)")
+    parser.add_argument("--top-p", type=at.top_p, default=0.98,
+                        help="nucleus sampling mass (default %(default)s)")
+    parser.add_argument("--max-tokens", type=at.max_tokens, default=512,
+                        help="completion token cap (default %(default)s)")
+    parser.add_argument("--seed", type=at.nonneg_int,
+                        help="sampling seed (default: none, the backend decides)")
     parser.add_argument("--json-schema", type=Path, metavar="FILE",
                         help="JSON schema file constraining the reply")
     parser.add_argument("--api-key-env", metavar="NAME",

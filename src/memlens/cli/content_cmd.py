@@ -40,7 +40,8 @@ def _register_stimuli(subparsers) -> None:
     listing = sub.add_parser("list", help="list stimuli (bundled or --file)")
     listing.add_argument("--class", dest="stimulus_class", metavar="C",
                          help="only this class: control, noise, persona or life_event")
-    listing.add_argument("--format", choices=("table", "jsonl"), default="table")
+    listing.add_argument("--format", choices=("table", "jsonl"), default="table",
+                         help="output format (default %(default)s)")
     listing.add_argument("--file", metavar="JSONL", help="a user catalogue instead of the bundled")
     listing.set_defaults(func=run_stimuli_list)
 
@@ -49,7 +50,8 @@ def _register_questions(subparsers) -> None:
     parser = subparsers.add_parser("questions", help="the question benchmark and its filtering")
     sub = parser.add_subparsers(dest="questions_command", metavar="COMMAND")
     listing = sub.add_parser("list", help="list questions (bundled or --file)")
-    listing.add_argument("--format", choices=("table", "jsonl"), default="table")
+    listing.add_argument("--format", choices=("table", "jsonl"), default="table",
+                         help="output format (default %(default)s)")
     listing.add_argument("--file", metavar="JSONL", help="a question file instead of the bundled")
     listing.set_defaults(func=run_questions_list)
 
@@ -57,8 +59,10 @@ def _register_questions(subparsers) -> None:
                                description="Read candidates (.jsonl, .csv or a local datasets "
                                "folder), apply the App. A keyword rules and optionally an LLM "
                                "rater; write survivors with provenance as JSONL.")
-    filtering.add_argument("input", metavar="IN")
-    filtering.add_argument("--out", required=True, type=at.out_file, metavar="OUT.jsonl")
+    filtering.add_argument("input", metavar="IN",
+                           help="candidate questions: JSONL/CSV/Parquet file or datasets folder")
+    filtering.add_argument("--out", required=True, type=at.out_file, metavar="OUT.jsonl",
+                           help="the kept questions (JSON lines)")
     filtering.add_argument("--rater", metavar="MODEL", help="model string of the LLM rater")
     filtering.add_argument("--text-field", metavar="F", help="column holding the question text "
                            "(with --source-preset: replaces the preset's text columns)")
@@ -92,7 +96,8 @@ def _register_questions(subparsers) -> None:
     ortho.add_argument("--stimuli", metavar="F", help="stimuli catalogue (default: bundled)")
     ortho.add_argument("--threshold", type=at.unit_interval, default=0.5, metavar="T",
                        help="confidence from which a relevant pair is excluded (default 0.5)")
-    ortho.add_argument("--out", required=True, type=at.out_file, metavar="OUT.jsonl")
+    ortho.add_argument("--out", required=True, type=at.out_file, metavar="OUT.jsonl",
+                       help="one rating per (question, stimulus) pair (JSON lines)")
     ortho.add_argument("--cache-dir", metavar="DIR", help="run directory caching rater calls")
     add_call_flags(ortho)
     ortho.set_defaults(func=run_questions_orthogonality)
@@ -100,8 +105,9 @@ def _register_questions(subparsers) -> None:
     annotate = sub.add_parser("annotate", help="human-annotation round trip")
     steps = annotate.add_subparsers(dest="annotate_command", metavar="COMMAND")
     export = steps.add_parser("export", help="write a CSV for three annotators")
-    export.add_argument("input", metavar="QUESTIONS.jsonl")
-    export.add_argument("--out", required=True, type=at.out_file, metavar="OUT.csv")
+    export.add_argument("input", metavar="QUESTIONS.jsonl", help="the questions to annotate")
+    export.add_argument("--out", required=True, type=at.out_file, metavar="OUT.csv",
+                        help="annotation sheet for human raters (CSV)")
     export.set_defaults(func=run_annotate_export)
     imported = steps.add_parser("import", help="read ratings: strict / relaxed sets, Fleiss' kappa")
     imported.add_argument("csv", nargs="+", metavar="CSV",

@@ -48,7 +48,8 @@ def register(subparsers) -> None:
     gate.add_argument("--max-regression", type=LIMIT, metavar="Y",
                       help="fail when a category's paired Δ vs --baseline has CI lower bound "
                            "above Y and q <= alpha")
-    gate.add_argument("--regression-statistic", choices=["d_rel", "mean"])
+    gate.add_argument("--regression-statistic", choices=["d_rel", "mean"],
+                      help="what --max-regression compares: mean drift or d_rel (default mean)")
     gate.add_argument("--alpha", type=at.unit_interval, metavar="Q",
                       help="BH q-value a regression must reach (default 0.05)")
     gate.add_argument("--max-tooldrift-delta", type=LIMIT, metavar="Z",

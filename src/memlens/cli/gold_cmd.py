@@ -31,7 +31,8 @@ def register_ontology(ont_sub) -> None:
                     "human_label with verdict 'agree' accepts the label) and score the CSV's "
                     "'label' column (or --labeler, re-labeling the texts) with the same metrics "
                     "as 'ontology score'.")
-    audit.add_argument("file", metavar="audit.csv")
+    audit.add_argument("file", metavar="audit.csv",
+                       help="the audit CSV of 'memlens ontology sample', filled in by a human")
     _labeler_options(audit, default=None)
     audit.set_defaults(func=run_audit_import)
 
@@ -51,7 +52,8 @@ def _labeler_options(parser, default: str | None) -> None:
     parser.add_argument("--min-margin", type=at.finite_float(0.0, 2.0), default=None, metavar="M",
                         help="embedded labeler: also abstain when the best prototype beats the "
                              "second by less than M (cosine)")
-    parser.add_argument("--ontology", default=None, metavar="FILE")
+    parser.add_argument("--ontology", default=None, metavar="FILE",
+                        help="ontology file or bundled name (default: driftlens-v1)")
     parser.add_argument("--seed", type=at.seed, default=0, help="bootstrap seed (default: 0)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 

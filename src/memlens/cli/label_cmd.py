@@ -21,8 +21,10 @@ def register(subparsers) -> None:
     parser.add_argument("--labeler", default="embedded",
                         help="'embedded' (MiniLM, offline) or a model string, e.g. "
                              "'openai:gpt-4.1-mini' (default: embedded)")
-    parser.add_argument("--in", dest="input", required=True, metavar="STEPS.jsonl")
-    parser.add_argument("--out", required=True, type=at.out_file, metavar="LABELS.jsonl")
+    parser.add_argument("--in", dest="input", required=True, metavar="STEPS.jsonl",
+                        help="steps to label: JSON lines with 'id' and 'text'")
+    parser.add_argument("--out", required=True, type=at.out_file, metavar="LABELS.jsonl",
+                        help="labels file: the steps plus 'label' and 'root'")
     parser.add_argument("--ontology", default=None, metavar="FILE",
                         help="ontology JSON/YAML file or bundled name (default: driftlens-v1)")
     parser.add_argument("--classifier", default=None, metavar="FILE",
@@ -80,43 +82,61 @@ def _report_problems(labeler, out: str) -> None:
 def register_ontology(ont_sub) -> None:
     """Add show / agreement / robustness / sample / refine to the ``memlens ontology`` group."""
     show = ont_sub.add_parser("show", help="print the ontology")
-    show.add_argument("--format", choices=("table", "json"), default="table")
-    show.add_argument("--ontology", default=None, metavar="FILE")
+    show.add_argument("--format", choices=("table", "json"), default="table",
+                      help="output format (default %(default)s)")
+    show.add_argument("--ontology", default=None, metavar="FILE",
+                      help="ontology file or bundled name (default: driftlens-v1)")
     show.set_defaults(func=run_show)
 
     agree = ont_sub.add_parser("agreement", help="agreement between two or more label files")
-    agree.add_argument("files", nargs="+", metavar="LABELS.jsonl")
-    agree.add_argument("--level", choices=("label", "root"), default="label")
-    agree.add_argument("--ontology", default=None, metavar="FILE")
+    agree.add_argument("files", nargs="+", metavar="LABELS.jsonl",
+                       help="two or more label files of the same steps")
+    agree.add_argument("--level", choices=("label", "root"), default="label",
+                       help="compare symbols (label) or their roots (default %(default)s)")
+    agree.add_argument("--ontology", default=None, metavar="FILE",
+                       help="ontology file or bundled name (default: driftlens-v1)")
     agree.add_argument("--json", action="store_true", help="print the report as JSON")
     agree.set_defaults(func=run_agreement)
 
     robust = ont_sub.add_parser("robustness",
                                 help="within-labeler repeat agreement and definition robustness")
     robust.add_argument("--labeler", required=True, help="'embedded' or a model string")
-    robust.add_argument("--in", dest="input", required=True, metavar="STEPS.jsonl")
-    robust.add_argument("--ontology", default=None, metavar="FILE")
+    robust.add_argument("--in", dest="input", required=True, metavar="STEPS.jsonl",
+                        help="steps to label: JSON lines with 'id' and 'text'")
+    robust.add_argument("--ontology", default=None, metavar="FILE",
+                        help="ontology file or bundled name (default: driftlens-v1)")
     robust.add_argument("--alt", default="driftlens-v1-alt", metavar="FILE",
                         help="reworded ontology with the same ids (default: driftlens-v1-alt)")
-    robust.add_argument("--seeds", type=at.nonneg_int, nargs=2, default=(1, 2), metavar=("S1", "S2"))
+    robust.add_argument("--seeds", type=at.nonneg_int, nargs=2, default=(1, 2), metavar=("S1", "S2"),
+                        help="seeds of the two repeat runs (default 1 2)")
     add_call_flags(robust)
     robust.set_defaults(func=run_robustness)
 
     sample = ont_sub.add_parser("sample", help="random sample of labels for human audit (CSV)")
-    sample.add_argument("file", metavar="LABELS.jsonl")
-    sample.add_argument("--n", type=at.positive_int, default=100)
-    sample.add_argument("--seed", type=at.nonneg_int, default=0)
-    sample.add_argument("--out", required=True, type=at.out_file, metavar="audit.csv")
+    sample.add_argument("file", metavar="LABELS.jsonl", help="labels file to sample from")
+    sample.add_argument("--n", type=at.positive_int, default=100,
+                        help="labels in the sample (default %(default)s)")
+    sample.add_argument("--seed", type=at.nonneg_int, default=0,
+                        help="sampling seed (default %(default)s)")
+    sample.add_argument("--out", required=True, type=at.out_file, metavar="audit.csv",
+                        help="the audit sheet (CSV) a human fills in")
     sample.set_defaults(func=run_sample)
 
     refine = ont_sub.add_parser("refine", help="label -> agreement -> LLM revision loop")
-    refine.add_argument("--labelers", nargs="+", required=True, metavar="SPEC")
-    refine.add_argument("--steps", required=True, metavar="STEPS.jsonl")
-    refine.add_argument("--reviser", required=True, metavar="MODEL")
-    refine.add_argument("--out", required=True, type=at.out_dir, metavar="DIR")
-    refine.add_argument("--ontology", default=None, metavar="FILE")
-    refine.add_argument("--threshold", type=at.unit_interval, default=0.8)
-    refine.add_argument("--max-iter", type=at.int_range(1, 1000), default=5)
+    refine.add_argument("--labelers", nargs="+", required=True, metavar="SPEC",
+                        help="two or more labelers ('embedded' or model strings)")
+    refine.add_argument("--steps", required=True, metavar="STEPS.jsonl",
+                        help="steps to label each round: JSON lines with 'id' and 'text'")
+    refine.add_argument("--reviser", required=True, metavar="MODEL",
+                        help="model string of the LLM that rewrites the definitions")
+    refine.add_argument("--out", required=True, type=at.out_dir, metavar="DIR",
+                        help="folder for each round's ontology, labels and agreement")
+    refine.add_argument("--ontology", default=None, metavar="FILE",
+                        help="starting ontology (default: driftlens-v1)")
+    refine.add_argument("--threshold", type=at.unit_interval, default=0.8,
+                        help="stop once agreement reaches this (default %(default)s)")
+    refine.add_argument("--max-iter", type=at.int_range(1, 1000), default=5,
+                        help="at most this many revision rounds (default %(default)s)")
     add_call_flags(refine)
     refine.set_defaults(func=run_refine)
 
@@ -125,8 +145,8 @@ def register_ontology(ont_sub) -> None:
         description="Old classifier files were pickles, and unpickling runs whatever code the "
                     "file holds. This reads OLD with pickle (only with --trust-pickle) and writes "
                     "NEW as plain arrays that --classifier loads without running code.")
-    convert.add_argument("old", metavar="OLD")
-    convert.add_argument("new", metavar="NEW.npz")
+    convert.add_argument("old", metavar="OLD", help="the old pickled classifier file")
+    convert.add_argument("new", metavar="NEW.npz", help="where to write the safe .npz file")
     convert.add_argument("--trust-pickle", action="store_true",
                          help="DANGEROUS for files you did not make: unpickling OLD can run any "
                               "code in it; pass this only for a classifier you trained yourself")

@@ -36,16 +36,21 @@ def _common_generation(parser: argparse.ArgumentParser) -> None:
                              "'fake' only for smoke runs")
     parser.add_argument("--out", required=True, type=at.out_dir,
                         help="output directory (also the run store)")
-    parser.add_argument("--seed", type=at.nonneg_int, default=0)
-    parser.add_argument("--max-tokens", type=at.max_tokens, default=1024)
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--seed", type=at.nonneg_int, default=0,
+                        help="sampling seed (default %(default)s)")
+    parser.add_argument("--max-tokens", type=at.max_tokens, default=1024,
+                        help="completion token cap per call (default %(default)s)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _register_references(commands) -> None:
     parser = commands.add_parser("references", help="reference trajectories o*(x) for GRPO")
-    parser.add_argument("--model", default="embedded", help="base policy to sample from")
-    parser.add_argument("--candidates", type=at.positive_int, default=4)
-    parser.add_argument("--labeler", default="embedded", help="embedded | keyword | MODEL")
+    parser.add_argument("--model", default="embedded",
+                        help="base policy to sample from (default %(default)s)")
+    parser.add_argument("--candidates", type=at.positive_int, default=4,
+                        help="candidate trajectories sampled per question (default %(default)s)")
+    parser.add_argument("--labeler", default="embedded",
+                        help="embedded | keyword | MODEL (default %(default)s)")
     parser.add_argument("--stimuli", help="stimuli file (default: bundled catalogue)")
     _common_generation(parser)
     add_call_flags(parser)
@@ -54,15 +59,21 @@ def _register_references(commands) -> None:
 
 def _register_sympref(commands) -> None:
     parser = commands.add_parser("sympref", help="SymPreference DPO pairs (App. I.1)")
-    parser.add_argument("--model", default="embedded", help="candidate generator")
+    parser.add_argument("--model", default="embedded",
+                        help="candidate generator (default %(default)s)")
     parser.add_argument("--rewriter", default=None, help="rewriter model (default: --judge)")
     parser.add_argument("--personas", help="personas JSONL (default: bundled)")
-    parser.add_argument("--personas-per-question", type=at.positive_int, default=3)
-    parser.add_argument("--samples", type=at.positive_int, default=5, help="candidates per arm (×2 arms)")
+    parser.add_argument("--personas-per-question", type=at.positive_int, default=3,
+                        help="personas sampled per question (default %(default)s)")
+    parser.add_argument("--samples", type=at.positive_int, default=5,
+                        help="candidates per arm (×2 arms; default %(default)s)")
     parser.add_argument("--pairs-per-prompt", type=at.nonneg_int, default=1,
-                        help="pairs kept per prompt (0 = every chosen × rejected)")
+                        help="pairs kept per prompt (0 = every chosen × rejected; default "
+                             "%(default)s)")
     parser.add_argument("--mix", help="general preference set (JSONL prompt/chosen/rejected)")
-    parser.add_argument("--mix-fraction", type=at.unit_interval, default=0.5)
+    parser.add_argument("--mix-fraction", type=at.unit_interval, default=0.5,
+                        help="share of general preference rows (--mix) in the mixed set "
+                             "(default %(default)s)")
     _common_generation(parser)
     add_call_flags(parser)
     parser.set_defaults(func=_run_sympref)
@@ -100,7 +111,8 @@ def _register_eval(commands) -> None:
     parser.add_argument("--models", nargs="+", required=True,
                         help="model strings, base first (e.g. hf:./base hf:./grpo)")
     parser.add_argument("--data", required=True, help="held-out dataset (prompt, reference)")
-    parser.add_argument("--labeler", default="embedded")
+    parser.add_argument("--labeler", default="embedded",
+                        help="step labeler: embedded | MODEL (default %(default)s)")
     parser.add_argument("--judge", default=None, help="judge model string (omit: no judge)")
     parser.add_argument("--lm-eval", dest="lm_eval", default="",
                         help="comma list of capability tasks: mmlu,gsm8k,ifeval")
@@ -115,12 +127,15 @@ def _register_eval(commands) -> None:
     parser.add_argument("--lm-eval-limit", type=at.positive_int, default=None,
                         help="seeded random subset of N items per task (seed: --seed)")
     parser.add_argument("--lm-eval-max-tokens", type=at.max_tokens, default=256,
-                        help="max new tokens per capability item")
+                        help="max new tokens per capability item (default %(default)s)")
     parser.add_argument("--limit", type=at.positive_int, default=None, help="held-out rows to use")
-    parser.add_argument("--out", required=True, type=at.out_dir)
-    parser.add_argument("--seed", type=at.nonneg_int, default=0)
-    parser.add_argument("--max-tokens", type=at.max_tokens, default=1024)
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--out", required=True, type=at.out_dir,
+                        help="output directory (also the run store)")
+    parser.add_argument("--seed", type=at.nonneg_int, default=0,
+                        help="sampling seed (default %(default)s)")
+    parser.add_argument("--max-tokens", type=at.max_tokens, default=1024,
+                        help="completion token cap per call (default %(default)s)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_call_flags(parser)
     parser.set_defaults(func=_run_eval)
 

@@ -79,11 +79,15 @@ def register(subparsers) -> None:
     grid.add_argument("--power", type=at.finite_float(0, 1, low_open=True),
                       default=plan.TARGET_POWER, help="target power (default 0.8)")
     audit = parser.add_argument_group("audit design (stimuli, samples, tokens)")
-    audit.add_argument("--preset", choices=["quick", "standard", "paper"])
+    audit.add_argument("--preset", choices=["quick", "standard", "paper"],
+                       help="the design's stimuli, samples and max tokens, as in memlens audit "
+                            "(default: none)")
     audit.add_argument("--config", metavar="FILE", help="audit YAML/JSON config")
     audit.add_argument("--samples", type=at.positive_int, metavar="N",
                        help="responses per perturbed condition")
-    audit.add_argument("--max-tokens", type=at.max_tokens, metavar="N")
+    audit.add_argument("--max-tokens", type=at.max_tokens, metavar="N",
+                       help="completion token cap per call, for the cost (default 2048, or the "
+                            "preset's)")
     audit.add_argument("--stimuli-per-category", type=at.positive_int, metavar="N",
                        help="stimuli (values) per category (value contrasts need 2 or more)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")

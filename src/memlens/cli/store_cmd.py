@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="store_command", metavar="ACTION", required=True)
 
     info = actions.add_parser("info", help="manifest, counts and failures of a run")
-    info.add_argument("run_dir", metavar="RUN_DIR")
+    info.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (holds memlens.sqlite)")
     info.set_defaults(func=_info)
 
     export = actions.add_parser(
@@ -26,9 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "datasets.load_from_disk). TABLE 'all' writes every table into the folder "
                     "PATH, in every format of --format (default parquet,csv,jsonl,hf). Schema: "
                     "docs/data-export.md.")
-    export.add_argument("run_dir", metavar="RUN_DIR")
-    export.add_argument("table", metavar="TABLE")
-    export.add_argument("path", metavar="PATH")
+    export.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (holds memlens.sqlite)")
+    export.add_argument("table", metavar="TABLE",
+                        help="responses, failures, manifest, a stage table such as "
+                             "audit_drift, or 'all'")
+    export.add_argument("path", metavar="PATH", help="output file or, for 'all', folder")
     export.add_argument("--format", dest="formats", type=_formats, metavar="FMT[,FMT]",
                         help="parquet, csv, jsonl or hf (TABLE all: a comma-separated list)")
     export.set_defaults(func=_export)

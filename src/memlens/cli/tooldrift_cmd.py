@@ -33,7 +33,7 @@ def _register_setup(commands) -> None:
                                 description="mempalace: create its venv (it sees this "
                                             "environment's packages), pip-install mempalace there and export the packaged "
                                             "MiniLM to ONNX for offline use. Idempotent.")
-    setup.add_argument("framework", choices=("mempalace",))
+    setup.add_argument("framework", choices=("mempalace",), help="the framework to set up")
     setup.add_argument("--venv", type=Path, default=None,
                        help="venv folder (default: $MEMLENS_MEMPALACE_VENV, else "
                             "<this virtualenv>/memlens-mempalace, else "
@@ -70,8 +70,10 @@ def _register_build(commands) -> None:
     build.add_argument("--per-domain", type=at.positive_int, default=1,
                        help="scenarios per domain (with --scan: per flagged parameter)")
     build.add_argument("--attempts", type=at.positive_int, default=4, help="attempts per scenario (default 4)")
-    build.add_argument("--k", type=at.positive_int, default=5, help="target samples per condition")
-    build.add_argument("--seed", type=at.nonneg_int, default=0)
+    build.add_argument("--k", type=at.positive_int, default=5,
+                       help="target samples per condition (default %(default)s)")
+    build.add_argument("--seed", type=at.nonneg_int, default=0,
+                       help="sampling seed (default %(default)s)")
     build.add_argument("--out", required=True, type=at.out_dir_path, help="output folder (MemDrift layout)")
     add_call_flags(build, attempts_flag="--call-attempts")
     build.set_defaults(func=_build)
@@ -134,7 +136,8 @@ def _register_run(commands) -> None:
     run.add_argument("--framework-llm", default=None,
                      help="model string for the framework's own LLM extraction (default: "
                           "verbatim storage, no extraction)")
-    run.add_argument("--top-k", type=at.positive_int, default=5, help="memories retrieved per query (setting 2)")
+    run.add_argument("--top-k", type=at.positive_int, default=5,
+                     help="memories retrieved per query (setting 2; default %(default)s)")
     run.add_argument("--retrieval-threshold", type=at.finite_float(-1.0, 1.0), default=None,
                      help="minimum retrieval score (setting 2; default: the framework's own, "
                           "0.1 for mem0, 0.1 cosine for mempalace, 0.6 cosine for graphiti, "
@@ -163,10 +166,13 @@ def _register_run(commands) -> None:
     run.add_argument("--judge", default=None,
                      help="model string of an LLM judge for deflection scores 1-5 (optional)")
     run.add_argument("--seed", type=at.nonneg_int, default=0, help="sampling seed; call k uses seed + k")
-    run.add_argument("--temperature", type=at.temperature, default=0.7)
-    run.add_argument("--max-tokens", type=at.max_tokens, default=512)
+    run.add_argument("--temperature", type=at.temperature, default=0.7,
+                     help="sampling temperature (default %(default)s)")
+    run.add_argument("--max-tokens", type=at.max_tokens, default=512,
+                     help="completion token cap per call (default %(default)s)")
     run.add_argument("--limit", type=at.positive_int, default=None, help="only the first N entries")
-    run.add_argument("--bootstrap", type=at.bootstrap, default=10_000, help="bootstrap replicates")
+    run.add_argument("--bootstrap", type=at.bootstrap, default=10_000,
+                     help="bootstrap replicates (default %(default)s)")
     add_call_flags(run)
     run.set_defaults(func=_run)
 
@@ -179,8 +185,10 @@ def _register_score(commands) -> None:
     score.add_argument("--out", required=True, type=at.out_dir_path, help="output folder")
     score.add_argument("--scenarios", type=Path, default=None,
                        help="scenarios/ folder for schema defaults (default: next to rubrics/)")
-    score.add_argument("--seed", type=at.nonneg_int, default=0)
-    score.add_argument("--bootstrap", type=at.bootstrap, default=10_000, help="bootstrap replicates")
+    score.add_argument("--seed", type=at.nonneg_int, default=0,
+                       help="bootstrap seed (default %(default)s)")
+    score.add_argument("--bootstrap", type=at.bootstrap, default=10_000,
+                       help="bootstrap replicates (default %(default)s)")
     score.set_defaults(func=_score)
 
 

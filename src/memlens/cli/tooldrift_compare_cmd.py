@@ -19,7 +19,8 @@ def register_compare(commands) -> None:
     compare.add_argument("run_b", metavar="RUN_B", help="candidate run directory (or tooldrift.json)")
     compare.add_argument("--out", type=at.out_dir, metavar="DIR",
                          help="also write DIR/tooldrift_compare.json")
-    compare.add_argument("--seed", type=at.nonneg_int, default=0)
+    compare.add_argument("--seed", type=at.nonneg_int, default=0,
+                         help="bootstrap seed (default %(default)s)")
     compare.add_argument("--bootstrap", type=at.int_range(100, 1_000_000), default=10_000,
                          metavar="B", help="bootstrap replicates (default 10000)")
     compare.set_defaults(func=run_tooldrift_compare)

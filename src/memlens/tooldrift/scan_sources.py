@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import os
 import shlex
 import tempfile
 import time
@@ -158,7 +157,8 @@ def _need_mcp() -> None:
 def scan_mcp_stdio(command: str, timeout_s: float = DEFAULT_TIMEOUT_S,
                    env: dict | None = None) -> ToolSource:
     """List the tools of the MCP server started by ``command`` (a shell-like command line, run
-    without a shell). The subprocess is ended when this returns or fails."""
+    without a shell, with the SDK's default environment plus ``env``). The subprocess is ended
+    when this returns or fails."""
     import anyio
 
     _need_mcp()
@@ -171,8 +171,9 @@ def scan_mcp_stdio(command: str, timeout_s: float = DEFAULT_TIMEOUT_S,
         raise MemlensError(f"{where}: cannot parse the command line ({error})") from None
     if not argv:
         raise MemlensError("--mcp: empty command")
-    params = StdioServerParameters(command=argv[0], args=argv[1:],
-                                   env={**os.environ, **(env or {})})
+    # The SDK's default environment (HOME, PATH, USER, …): a third-party server never sees the
+    # API keys of this one; ``env`` adds what a server needs to start.
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
     stage = ["start"]
 
     async def run() -> tuple[dict, list]:
