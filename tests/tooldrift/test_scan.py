@@ -299,3 +299,23 @@ def test_build_from_scan_writes_dataset_entries_that_run_unchanged(tmp_path):
                             RunConfig(k=2, n_bootstrap=200), progress=False)
     assert summary["r_neutral"] == 0.0 and summary["r_biased"] == 1.0  # every param flipped
     assert summary["delta"] == 1.0 and summary["paired_test"]["n"] == 9
+
+
+def test_build_scan_bad_inputs_are_one_error(tmp_path, capsys):
+    models = ["--generator", "fake", "--target", "fake", "--judge", "fake"]
+    assert main(["tooldrift", "build", "--scan", str(tmp_path / "nope"), *models,
+                 "--out", str(tmp_path / "b")]) == 2
+    assert "not a scan folder (no tools.json" in capsys.readouterr().err
+    scan_dir = tmp_path / "scan"
+    clean = {"type": "object", "properties": {"query": {"type": "string"}}}
+    write_tools(tmp_path / "clean.json", [{"name": "search", "input_schema": clean}])
+    assert main(["tooldrift", "scan", "--tools-json", str(tmp_path / "clean.json"),
+                 "--out", str(scan_dir)]) == 0
+    assert main(["tooldrift", "build", "--scan", str(scan_dir), *models,
+                 "--out", str(tmp_path / "b")]) == 2
+    assert "no parameter is flagged (nothing to build)" in capsys.readouterr().err
+    assert main(["tooldrift", "build", "--scan", str(scan_dir), "--dimension",
+                 "speed_impatience", *models, "--out", str(tmp_path / "b")]) == 2
+    assert "drop --dimension / --domains" in capsys.readouterr().err
+    assert main(["tooldrift", "build", *models, "--out", str(tmp_path / "b")]) == 2
+    assert "needs --dimension and --domains (or --scan DIR)" in capsys.readouterr().err
