@@ -142,3 +142,9 @@ def test_server_with_malformed_schema(tmp_path, capsys, schema, message):
     tools.write_text(json.dumps([{"name": "broken", "inputSchema": schema}]))
     err = scan_error(tmp_path, capsys, "--mcp", f"{BAD} tools {tools}")
     assert "tool 'broken'" in err and message in err
+
+
+def test_url_nobody_listens_on(tmp_path, capsys):
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    err = scan_error(tmp_path, capsys, "--url", url, "--timeout", "10")
+    assert f"MCP server at {url}: cannot reach the server" in err
