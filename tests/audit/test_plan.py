@@ -228,3 +228,28 @@ def test_cli_error_contract(tmp_path, capsys):
         planning.pilot_model([], 3)
     with pytest.raises(MemlensError, match="response share"):
         planning.assumed_model(share_response=2.0)
+
+
+def test_alpha_and_power_of_one_and_meaningless_mdes_are_refused_or_flagged(capsys):
+    from memlens.cli.main import main
+
+    assert main(["plan", "--alpha", "1"]) == 2
+    assert "alpha must be a finite number > 0 and < 1" in capsys.readouterr().err
+    assert main(["plan", "--power", "1"]) == 2
+    assert main(["plan", "--questions", "2", "--baselines", "5"]) == 0
+    out = capsys.readouterr().out
+    assert ">1000 (n.m.)" in out and "not meaningful" in out
+
+
+def test_pilot_with_a_zero_floor_is_one_clear_error():
+    from memlens.audit.plan import pilot_model
+    from memlens.errors import MemlensError
+
+    rows = [{"question_id": "q1", "response_id": r, "baseline_id": b, "stimulus_id": s,
+             "condition_class": c, "dtw": v}
+            for r, b, s, c, v in [("c1", "c0", "ctl", "control", 0.0),
+                                  ("c2", "c0", "ctl", "control", 0.0),
+                                  ("l1", "c0", "life", "life_event", 0.4),
+                                  ("l1", "c1", "life", "life_event", 0.5)]]
+    with pytest.raises(MemlensError, match="no-memory floor is 0"):
+        pilot_model(rows, 2)

@@ -31,7 +31,7 @@ from memlens.stats.power import (
     questions_needed,
     variance_components,
 )
-from memlens.stats.validity import ALPHA_SENSITIVITY
+from memlens.stats.validity import ALPHA_SENSITIVITY, MEANINGFUL_MDE_PCT
 
 DEFAULT_QUESTIONS = (16, 30, 60, 120)
 DEFAULT_BASELINES = (1, 3, 5, 8)
@@ -159,7 +159,9 @@ def pilot_model(pair_rows: Sequence[dict], baselines: int, metric: str = "dtw",
     condition), so condition effects do not count as noise. Floor mean: the mean over
     questions of the mean no-memory pair drift. τ²: the variance over questions of the observed
     (life-event mean − floor) differences minus what the model predicts from sampling alone
-    (each question with its own life-event response count), clamped at 0.
+    (each question with its own life-event response count), clamped at 0; when the model
+    predicts *more* than observed, σ²_a and σ²_e are scaled down instead, so that at the pilot's
+    own design the plan and the pilot's report give the same MDE.
     """
     rows = [row for row in pair_rows if _finite(row.get(metric))]
     if not rows:
@@ -177,6 +179,10 @@ def pilot_model(pair_rows: Sequence[dict], baselines: int, metric: str = "dtw",
     if not floor_values:
         raise MemlensError(f"{source}: no no-memory (floor) pairs; cannot estimate the floor")
     floor_mean = float(np.mean(floor_values))
+    if not floor_mean > 0:
+        raise MemlensError(f"{source}: the no-memory floor is 0 (every two no-memory samples "
+                           "got the same symbols), so an effect in % of the floor is undefined; "
+                           "plan from assumptions instead (--floor-mean X --pair-sd SD)")
     diffs, predicted = [], []
     for question, responses in life.items():
         if floors.get(question) is None or not responses:
@@ -186,6 +192,10 @@ def pilot_model(pair_rows: Sequence[dict], baselines: int, metric: str = "dtw",
     observed = float(np.var(diffs, ddof=1)) if len(diffs) >= 2 else float("nan")
     expected = float(np.mean(predicted)) if predicted else float("nan")
     tau2 = max(observed - expected, 0.0) if math.isfinite(observed) else 0.0
+    if math.isfinite(observed) and 0 < observed < expected:
+        # the components over-predict this pilot's own spread: scale them so the pilot's own
+        # design reproduces its observed spread, as the report's MDE does (one variance model)
+        sigma_a2, sigma_e2 = sigma_a2 * observed / expected, sigma_e2 * observed / expected
     details = {"pairs": int(components["n_pairs"]), "identifiable": bool(components["identifiable"]),
                "questions_with_life_events": len(diffs), "observed_diff_var": observed,
                "predicted_diff_var": expected, "pilot_baselines": baselines,
@@ -311,8 +321,8 @@ def plan_designs(model: VarianceModel, cost: QuestionCost, questions: Iterable[i
                  target_power: float = TARGET_POWER) -> PowerPlan:
     """Every (questions, baselines) design, the cheapest adequate one marked ``recommended``."""
     _check(effect_pct, "effect %", low=0.0, low_open=True)
-    _check(alpha, "alpha", low=0.0, high=1.0, low_open=True)
-    _check(target_power, "power", low=0.0, high=1.0, low_open=True)
+    _check(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
+    _check(target_power, "power", low=0.0, high=1.0, low_open=True, high_open=True)
     qs, ks = sorted(set(questions)), sorted(set(baselines))
     if not qs or min(qs) < 2:
         raise MemlensError("questions: give at least one design with 2 or more questions")
@@ -337,7 +347,7 @@ def format_plan(plan: PowerPlan) -> str:
     header = ("questions", "K", "power", "MDE %", "Q needed", "gen calls", "prompt tok",
               "max compl tok", "label calls", "")
     table = [header] + [(
-        str(r.questions), str(r.baselines), _num(r.power, ".3f"), _num(r.mde_pct, ".1f"),
+        str(r.questions), str(r.baselines), _num(r.power, ".3f"), _mde_text(r.mde_pct),
         str(r.questions_needed) if r.questions_needed is not None else "-",
         f"{r.generation_calls:,}", f"{r.est_prompt_tokens:,}", f"{r.max_completion_tokens:,}",
         f"{r.labeler_calls:,}", "<- recommended" if r.recommended else "") for r in plan.rows]
@@ -353,6 +363,9 @@ def format_plan(plan: PowerPlan) -> str:
                      "see 'Q needed' for the questions each K needs")
     if contrast_line(plan.cost):
         lines.append(contrast_line(plan.cost))
+    if any(math.isfinite(r.mde_pct) and r.mde_pct >= MEANINGFUL_MDE_PCT for r in plan.rows):
+        lines.append(f"n.m.: not meaningful — an MDE beyond +{MEANINGFUL_MDE_PCT:.0f}% of the "
+                     "floor says only that the design is far too small")
     if any(r.questions > plan.cost.available_questions for r in plan.rows):
         lines.append(f"note: the config selects {plan.cost.available_questions} questions; "
                      "bigger designs need a bigger question source (costs are extrapolated)")
@@ -377,22 +390,29 @@ def _per_question(rows: list[dict], metric: str) -> tuple[dict, dict]:
 
 
 def _check(value: float, name: str, *, low: float | None = None, high: float | None = None,
-           low_open: bool = False) -> None:
+           low_open: bool = False, high_open: bool = False) -> None:
     """MemlensError unless ``value`` is finite and in range."""
     ok = isinstance(value, (int, float)) and math.isfinite(value)
     if ok and low is not None:
         ok = value > low if low_open else value >= low
     if ok and high is not None:
-        ok = value <= high
+        ok = value < high if high_open else value <= high
     if not ok:
         bound = f"{'>' if low_open else '>='} {low:g}" if low is not None else ""
         if high is not None:
-            bound += f"{' and ' if bound else ''}<= {high:g}"
+            bound += f"{' and ' if bound else ''}{'<' if high_open else '<='} {high:g}"
         raise MemlensError(f"{name} must be a finite number {bound} (got {value!r})")
 
 
 def _finite(value) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _mde_text(mde_pct: float) -> str:
+    """The MDE cell: beyond +1000 % of the floor a number would only mislead."""
+    if math.isfinite(mde_pct) and mde_pct >= MEANINGFUL_MDE_PCT:
+        return f">{MEANINGFUL_MDE_PCT:.0f} (n.m.)"
+    return _num(mde_pct, ".1f")
 
 
 def _num(value: float, spec: str) -> str:
