@@ -207,3 +207,14 @@ def test_quality_items_are_explained():
     assert quality_note("floor_same_split_pairs") == (
         "Floor (no-memory pairs): Drift pairs whose two answers were split by the same method.")
     assert quality_note("unknown_item") == ""
+
+
+def test_any_page_with_hover_notes_gets_its_glossary():
+    """compare.html and other pages built with ``page`` list the entries their notes link to."""
+    from memlens.report.html import page
+
+    html = page("t", [("Table", table_html(pd.DataFrame({"d_rel": [0.5], "letters": ["a"]})))],
+                "")
+    glossary = _sections(html)["Glossary"]
+    assert '<dt id="g-d_rel">' in glossary and '<dt id="g-letters">' in glossary
+    assert page("t", [("Plain", "<p>x</p>")], "").count("Glossary") == 0

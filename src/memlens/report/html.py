@@ -258,7 +258,13 @@ def _design_html(design: Design | None) -> str:
 
 
 def page(title: str, sections: list[tuple[str, str]], header: str) -> str:
-    """The whole document: title, header block, then (heading, html) sections in order."""
+    """The whole document: title, header block, then (heading, html) sections in order; a
+    "Glossary" section is added when the page links to glossary entries and has none."""
+    from memlens.report.glossary import glossary_html, used_terms
+
+    linked = header + "".join(html for _, html in sections)
+    if 'href="#g-' in linked and not any(heading == "Glossary" for heading, _ in sections):
+        sections = [*sections, ("Glossary", glossary_html(used_terms(linked)))]
     body = "".join(f'<h2 id="s{k}">{escape(h)}</h2>{html}' for k, (h, html) in enumerate(sections))
     nav = " · ".join(f'<a href="#s{k}">{escape(h)}</a>' for k, (h, _) in enumerate(sections))
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
