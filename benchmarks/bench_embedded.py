@@ -1,8 +1,12 @@
-"""Benchmark (c): embedded tokens/s through memlens vs bare xllamacpp, and the slots sweep.
+"""Benchmark (c): embedded tokens/s through memlens vs bare llama.cpp (an ``xllamacpp.Server``
+driven directly), threads x slots, quiet and loaded, and what the automatic choice picks.
 
-Run by hand: ``python benchmarks/bench_embedded.py [--requests 8] [--max-tokens 96]``.
-Prints ratios against the baseline measured in the same run. Keep runs short on a shared machine:
-absolute numbers swing with whatever else runs; ratios within one run are what to read.
+Run by hand: ``python benchmarks/bench_embedded.py [--requests 8] [--max-tokens 64]
+[--threads 1,2] [--slots 1,2,4,8] [--phases quiet,loaded]``. Each configuration answers the same
+seeded requests from ``slots`` threads at once (continuous batching), bare and through
+``EmbeddedModel`` alternately; "loaded" adds one busy-looping process (another job on one core).
+Prints tokens/s and ratios against the baseline measured in the same run (bare, 1 thread, 1
+slot, same phase): absolute numbers swing with whatever else runs; read the ratios.
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ def run_bare(server, prompts: list[str], max_tokens: int, workers: int) -> tuple
         index, prompt = index_prompt
         result = server.handle_chat_completions({
             "messages": [{"role": "user", "content": prompt}], "temperature": 0.7,
-            "top_p": 0.98, "top_k": 50, "seed": index, "max_tokens": max_tokens})
+            "top_p": 0.98, "top_k": 50, "seed": index, "max_tokens": max_tokens,
+            "cache_prompt": False})
         return result["usage"]["completion_tokens"]
 
     started = time.perf_counter()
@@ -91,63 +96,84 @@ def median_rate(runs: list[tuple[int, float]]) -> float:
     return rates[len(rates) // 2]
 
 
+def burner(stop) -> None:
+    """Busy-loop until ``stop`` is set: one core's worth of other work."""
+    while not stop.is_set():
+        sum(range(10_000))
+
+
+def sweep(configs, prompts, max_tokens, rounds):
+    """tokens/s per (threads, slots, side) for one phase, configurations interleaved per round."""
+    from memlens.models.embedded import EmbeddedModel
+
+    runs: dict = {}
+    for threads, slots in configs:
+        bare = bare_server(slots, threads)
+        model = EmbeddedModel(n_parallel=slots, n_threads=threads, ctx_per_slot=2048)
+        run_bare(bare, prompts[:1], 4, 1)  # warm-up
+        for _ in range(rounds):
+            for side in ("bare", "memlens"):
+                runner, target = (run_bare, bare) if side == "bare" else (run_memlens, model)
+                runs.setdefault((threads, slots, side), []).append(
+                    runner(target, prompts, max_tokens, slots))
+        del bare, model
+        from memlens.models.embedded import release_servers
+
+        release_servers()
+    return {key: median_rate(value) for key, value in runs.items()}
+
+
 def main() -> None:
+    import multiprocessing
+    import os
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=3, help="repeats; the median is shown")
+    parser.add_argument("--rounds", type=int, default=1, help="repeats; the median is shown")
     parser.add_argument("--slots", default="1,2,4,8")
-    parser.add_argument("--overhead-threads", type=int, default=1)
-    parser.add_argument("--threads", default="1,2",
-                        help="thread counts; 2 collapses when other work shares the 2 cores")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--phases", default="quiet,loaded")
+    parser.add_argument("--overhead", action="store_true",
+                        help="also measure memlens' Python work per call")
     args = parser.parse_args()
-    from memlens.models.embedded import EmbeddedModel
+    from memlens.models.cpu import auto_threads, available_cores, current_load
 
     prompts = (PROMPTS * (args.requests // len(PROMPTS) + 1))[: args.requests]
-    print(f"{args.requests} requests x max {args.max_tokens} tokens, median of {args.rounds} "
-          "rounds; tok/s = completion tokens / wall s")
-    threads = args.overhead_threads
-    print(f"\n[overhead] one slot, sequential, {threads} thread(s), bare and memlens interleaved")
-    bare = bare_server(1, threads)
-    model = EmbeddedModel(n_parallel=1, n_threads=threads, ctx_per_slot=2048)
-    run_bare(bare, prompts[:1], 8, 1)  # warm-up
-    run_memlens(model, prompts[:1], 8, 1)
-    # Alternate bare / memlens request by request (order swapped each time) so that changes in
-    # machine load hit both sides alike; sum tokens and seconds per side.
-    totals = {"bare": [0, 0.0], "memlens": [0, 0.0]}
-    for round_index in range(args.rounds):
-        for index, prompt in enumerate(prompts):
-            order = ["bare", "memlens"] if (round_index + index) % 2 == 0 else ["memlens", "bare"]
-            for which in order:
-                runner = run_bare if which == "bare" else run_memlens
-                tokens, seconds = runner(bare if which == "bare" else model, [prompt],
-                                         args.max_tokens, 1)
-                totals[which][0] += tokens
-                totals[which][1] += seconds
-    bare_rate = totals["bare"][0] / totals["bare"][1]
-    memlens_rate = totals["memlens"][0] / totals["memlens"][1]
-    print(f"  bare xllamacpp : {bare_rate:7.1f} tok/s  ({totals['bare'][0]} tokens)")
-    print(f"  memlens        : {memlens_rate:7.1f} tok/s  ({totals['memlens'][0]} tokens)"
-          f"   ratio memlens/bare = {memlens_rate / bare_rate:.2f}")
-    per_call_us, request_s = python_overhead(bare, prompts[0], args.max_tokens)
-    print(f"  memlens Python work per call (build request + parse reply): {per_call_us:.0f} us "
-          f"= {per_call_us / 1e6 / request_s:.4%} of one {args.max_tokens}-token request")
-    del bare
-    print("\n[slots sweep] memlens, requests submitted from n_parallel threads; configs "
-          "interleaved within each round so load changes hit them alike")
     configs = [(int(t), int(s)) for t in args.threads.split(",") for s in args.slots.split(",")]
-    models = {c: EmbeddedModel(n_parallel=c[1], n_threads=c[0], ctx_per_slot=2048) for c in configs}
-    runs: dict[tuple[int, int], list[tuple[int, float]]] = {c: [] for c in configs}
-    for config, model in models.items():
-        run_memlens(model, prompts[: config[1]], 8, config[1])  # warm-up
-    for _ in range(args.rounds):
-        for config, model in models.items():
-            runs[config].append(run_memlens(model, prompts, args.max_tokens, config[1]))
-    baseline = median_rate(runs[configs[0]])
-    for (threads, slots), config_runs in runs.items():
-        rate = median_rate(config_runs)
-        print(f"  threads={threads} slots={slots}: {rate:7.1f} tok/s, x{rate / baseline:.2f} "
-              f"vs threads={configs[0][0]} slots={configs[0][1]}")
+    print(f"{args.requests} requests x max {args.max_tokens} tokens, median of {args.rounds} "
+          f"round(s); tok/s = completion tokens / wall s; {available_cores()} cores")
+    for phase in args.phases.split(","):
+        stop = multiprocessing.Event()
+        workers = ([multiprocessing.Process(target=burner, args=(stop,))]
+                   if phase == "loaded" else [])
+        for worker in workers:
+            worker.start()
+        try:
+            if workers:
+                time.sleep(5)  # let the load average see it
+            load = os.getloadavg()[0]
+            threads = auto_threads()
+            print(f"\n[{phase}] load average {load:.2f} at start; automatic choice: "
+                  f"{threads} thread(s)")
+            rates = sweep(configs, prompts, args.max_tokens, args.rounds)
+            print(f"  load average {current_load():.2f} at end")
+        finally:
+            stop.set()
+            for worker in workers:
+                worker.join()
+        baseline = rates[(1, 1, "bare")]
+        print(f"  baseline: bare llama.cpp, 1 thread, 1 slot = {baseline:.1f} tok/s")
+        print("  threads slots   bare tok/s  x baseline   memlens tok/s  x baseline  memlens/bare")
+        for threads, slots in configs:
+            bare, ours = rates[(threads, slots, "bare")], rates[(threads, slots, "memlens")]
+            print(f"  {threads:7d} {slots:5d} {bare:12.1f} {bare / baseline:11.2f} "
+                  f"{ours:15.1f} {ours / baseline:11.2f} {ours / bare:13.2f}")
+    if args.overhead:
+        bare = bare_server(1, 1)
+        per_call_us, request_s = python_overhead(bare, prompts[0], args.max_tokens)
+        print(f"\nmemlens Python work per call (build request + parse reply): {per_call_us:.0f} "
+              f"us = {per_call_us / 1e6 / request_s:.4%} of one {args.max_tokens}-token request")
 
 
 if __name__ == "__main__":

@@ -119,9 +119,8 @@ def test_concurrent_calls_share_the_slots(model):
 @pytest.mark.embedded
 def test_default_model_is_reproducible_whatever_came_before():
     """Same seeded request -> same text, whichever requests the slot decoded before it
-    (prompt-cache reuse and multi-slot batching both broke this; see DEFAULT_N_PARALLEL)."""
-    default = get_model("embedded")
-    assert default.max_concurrency == 1
+    (prompt-cache reuse broke this: ``build_request`` sends ``cache_prompt: False``)."""
+    default = get_model("embedded", n_parallel=1)
     from memlens.steps import REASONING_INSTRUCTION
 
     question = "How should someone handle a coworker who keeps interrupting them in meetings?"
@@ -138,3 +137,45 @@ def test_default_model_is_reproducible_whatever_came_before():
     forward, backward = run([0, 1, 2]), run([2, 1, 0])
     assert forward == backward
     assert len(set(forward.values())) == 3
+
+
+AUDIT_LIKE = ["I am 72 and retired.", "Well, er, anyway...", "I use a wheelchair.", "",
+              "My father died last month.", "I work as a nurse.", "I earn very little.",
+              "I was just laid off."]
+
+
+@pytest.mark.embedded
+def test_threads_keep_the_text_and_the_default_is_one_slot():
+    """Threads follow the machine (``memlens.models.cpu.auto_threads``) because they do not
+    change a seeded reply; slots stay at one by default because batching does (measured: 8 of 8
+    audit-like prompts alike at 2 threads vs 1, 0 of 8 at 4 slots decoding together)."""
+    from memlens.steps import REASONING_INSTRUCTION
+
+    question = "How should someone handle a coworker who keeps interrupting them in meetings?"
+    prompts = [[{"role": "user", "content": f"{memory}\n{question}\n\n{REASONING_INSTRUCTION}"}]
+               for memory in AUDIT_LIKE[:3]]
+    params = [GenerationParams(max_tokens=32, seed=seed) for seed in range(len(prompts))]
+    one = get_model("embedded", n_parallel=1, n_threads=1)
+    two = get_model("embedded", n_parallel=1, n_threads=2)
+    assert [one.complete(p, q).text for p, q in zip(prompts, params, strict=True)] == \
+        [two.complete(p, q).text for p, q in zip(prompts, params, strict=True)]
+    assert get_model("embedded").max_concurrency == 1
+
+
+@pytest.mark.embedded
+def test_threads_and_parallel_flags_reach_models_built_from_strings():
+    from memlens.models.registry import embedded_settings
+
+    with embedded_settings(n_threads=1, n_parallel=2):
+        model = get_model("embedded")
+        explicit = get_model("embedded", n_parallel=1)  # an explicit option wins
+    assert (model.n_threads, model.max_concurrency) == (1, 2)
+    assert explicit.max_concurrency == 1
+
+
+def test_threads_follow_the_free_cores():
+    from memlens.models.cpu import auto_threads
+
+    # 2 cores: a second thread only while the other core is mostly idle
+    assert [auto_threads(2, load) for load in (0.0, 0.4, 0.6, 1.0, 7.5)] == [2, 2, 1, 1, 1]
+    assert auto_threads(1, 0.0) == 1 and auto_threads(16, 4.2) == 12

