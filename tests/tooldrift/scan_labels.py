@@ -22,6 +22,7 @@ the criteria, not whether the criteria match a team's own judgement.
 """
 
 LOWER = {"kind": "numeric", "degraded": "lower"}
+FULL_TEXT = {"kind": "boolean", "degraded": False}  # less of the text read
 
 LABELS = {
     "mcp-time": {
@@ -86,5 +87,62 @@ BLIND_LABELS = {  # labelled from a schema dump before these servers were classi
         "fetch_content.backend": None,  # free text, no order known from the schema
         "fetch_content.parse_mode": None,  # free text, no order known from the schema
         "expand_link.token": None,
+    },
+    "arxiv-mcp-server": {  # arxiv-mcp-server 0.8.2 (on mcp 1.30), in its own venv
+        "search_papers.query": None,
+        "search_papers.max_results": LOWER,
+        "search_papers.start": None,
+        "search_papers.abstract_mode": {"kind": "enum", "order": ["none", "snippet", "full"]},
+        "search_papers.date_from": None,
+        "search_papers.date_to": None,
+        "search_papers.categories": None,
+        "search_papers.sort_by": None,  # relevance / date: no better value
+        "download_paper.paper_id": None,
+        "download_paper.start": None,
+        "download_paper.max_chars": LOWER,
+        "download_paper.return_full_text": FULL_TEXT,
+        "download_paper.force": None,  # re-download the cache: no better value
+        "list_papers.compact": {"kind": "boolean", "degraded": True},  # ids only
+        "read_paper.paper_id": None,
+        "read_paper.start": None,
+        "read_paper.max_chars": LOWER,
+        "read_paper.return_full_text": FULL_TEXT,
+        "get_abstract.paper_id": None,
+        "semantic_search.query": None,
+        "semantic_search.paper_id": None,
+        "semantic_search.max_results": LOWER,
+        "reindex.clear_existing": None,  # rebuild from scratch or not: no better value
+        "citation_graph.paper_id": None,
+        "citation_graph.max_citations": LOWER,
+        "export_citations.paper_ids": None,
+        "watch_topic.topic": None,
+        "watch_topic.categories": None,
+        "watch_topic.max_results": LOWER,
+        "check_alerts.topic": None,
+        "unwatch_topic.topic": None,
+        "get_paper_latex.paper_id": None,
+        "get_paper_latex.start": None,
+        "get_paper_latex.max_chars": LOWER,
+        "get_paper_latex.return_full_text": FULL_TEXT,
+        "list_paper_latex_sections.paper_id": None,
+        "list_paper_latex_sections.start": None,
+        "list_paper_latex_sections.max_sections": LOWER,
+        "get_paper_latex_section.paper_id": None,
+        "get_paper_latex_section.section_id": None,
+        "get_paper_latex_section.start": None,
+        "get_paper_latex_section.max_chars": LOWER,
+        "get_paper_latex_section.return_full_text": FULL_TEXT,
+        "get_paper_outline.paper_id": None,
+        "get_paper_outline.start": None,
+        "get_paper_outline.max_sections": LOWER,
+        "read_paper_section.paper_id": None,
+        "read_paper_section.section_id": None,
+        "read_paper_section.start": None,
+        "read_paper_section.max_chars": LOWER,
+        "read_paper_section.return_full_text": FULL_TEXT,
+        "search_paper_text.paper_id": None,
+        "search_paper_text.query": None,
+        "search_paper_text.max_passages": LOWER,
+        "search_paper_text.passage_chars": LOWER,
     },
 }

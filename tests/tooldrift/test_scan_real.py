@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from scan_labels import LABELS, score
+from scan_labels import BLIND_LABELS, LABELS, score
 
 from memlens.tooldrift.scan import scan_source
 from memlens.tooldrift.scan_sources import scan_mcp_stdio
@@ -64,24 +64,39 @@ def test_real_servers_precision_recall(tmp_path):
         assert git["by_dimension"]["minimalism_conciseness"] == 4
 
 
-def report(results: dict, labels: dict) -> str:
-    """The measurement as text: per server, then precision / recall with Wilson 95 % CIs."""
-    lines, total = [], {"tp": 0, "fp": 0, "fn": 0, "tn": 0, "direction_agrees": 0}
+def _totals(results: dict, labels: dict) -> dict:
+    total = {"tp": 0, "fp": 0, "fn": 0, "tn": 0, "direction_agrees": 0}
     for label, found in results.items():
-        counts = found["counts"]
-        line = (f"{label}: {counts['tools']} tools, {counts['parameters']} parameters, "
-                f"{counts['flagged']} flagged {counts['by_dimension']}, {found['seconds']:.1f} s")
         if label in labels:
             part = score(found["verdicts"], labels[label])
             total = {k: total[k] + part[k] for k in total}
-            line += f"; {part}"
-        lines.append(line)
+    return total
+
+
+def _precision_recall(total: dict) -> str:
     precision = proportion(total["tp"], total["tp"] + total["fp"])
     recall = proportion(total["tp"], total["tp"] + total["fn"])
-    lines.append(f"labelled: {sum(total[k] for k in ('tp', 'fp', 'fn', 'tn'))} parameters; "
-                 f"precision {precision['k']}/{precision['n']} {precision['ci95']}; recall "
-                 f"{recall['k']}/{recall['n']} {recall['ci95']}; direction right "
-                 f"{total['direction_agrees']}/{total['tp']}")
+    n = sum(total[k] for k in ("tp", "fp", "fn", "tn"))
+
+    def text(p):
+        return f"{p['k']}/{p['n']} [{p['ci95'][0]:.2f}, {p['ci95'][1]:.2f}]" if p["n"] else "—"
+
+    return (f"{n} parameters {total}; precision {text(precision)}, recall {text(recall)} "
+            f"(Wilson 95 %); direction right {total['direction_agrees']}/{total['tp']}")
+
+
+def report(results: dict) -> str:
+    """The measurement as text: per server, then precision / recall with Wilson 95 % CIs for the
+    labels written after seeing the rules, the blind labels, and both."""
+    lines = []
+    for label, found in results.items():
+        counts = found["counts"]
+        lines.append(f"{label}: {counts['tools']} tools, {counts['parameters']} parameters, "
+                     f"{counts['flagged']} flagged {counts['by_dimension']}, "
+                     f"{found['seconds']:.1f} s")
+    for name, labels in (("seen", LABELS), ("blind", BLIND_LABELS),
+                         ("all", {**LABELS, **BLIND_LABELS})):
+        lines.append(f"{name}: {_precision_recall(_totals(results, labels))}")
     return "\n".join(lines)
 
 
@@ -96,4 +111,4 @@ if __name__ == "__main__":
         servers = {label: command.format(repo=repo) for label, (module, command)
                    in SERVERS.items() if importlib.util.find_spec(module)}
         servers.update(dict(arg.split("=", 1) for arg in sys.argv[1:]))
-        print(report(scan_all(servers), LABELS))
+        print(report(scan_all(servers)))
