@@ -77,6 +77,7 @@ def _sections(html: str) -> dict[str, str]:
     return {unescape(part.split("</h2>", 1)[0]): part.split("</h2>", 1)[1] for part in parts}
 
 
+@pytest.mark.slow  # one real loopback audit (~20 s on a loaded machine), shared
 def test_first_paragraph_states_the_design_in_plain_words(report):
     result, html = report
     lead = unescape(re.sub(r"<[^>]+>", "", html.split('<p class="lead">')[1].split("</p>")[0]))
@@ -98,6 +99,7 @@ def test_first_paragraph_states_the_design_in_plain_words(report):
     assert html.count(result.stats.validity.explanation.split(".")[0]) >= 1
 
 
+@pytest.mark.slow  # one real loopback audit (~20 s on a loaded machine), shared
 def test_every_column_header_has_a_glossary_note(report):
     _, html = report
     sections = _sections(html)
@@ -155,6 +157,7 @@ def test_glossary_links_point_at_real_docs_sections():
         assert anchor in anchors, (key, term.doc)
 
 
+@pytest.mark.slow  # one real loopback audit (~20 s on a loaded machine), shared
 def test_every_persona_section_carries_the_banner(report):
     result, html = report
     sections = _sections(html)
@@ -173,6 +176,7 @@ def test_every_persona_section_carries_the_banner(report):
         assert "warn banner" not in sections[heading], heading
 
 
+@pytest.mark.slow  # one real loopback audit (~20 s on a loaded machine), shared
 def test_counts_are_integers_and_tables_scroll(report):
     result, html = report
     quality = _sections(html)["Data quality"]
