@@ -84,3 +84,35 @@ def test_seeded_simulation_ci_coverage_of_the_difference():
                                 n_bootstrap=400)["categories"]["age"]["selectivity"]["ci"]
         covered += low <= 0.06 <= high
     assert 0.88 <= covered / 200 <= 0.99  # nominal 95 %; percentile CIs run a little narrow
+
+
+def test_headline_pools_persona_attributes_only():
+    """Selective on every persona attribute; life events drift everywhere (as they should).
+    The old headline pooled both and said 'over-sensitive'."""
+    import numpy as np
+
+    from memlens.stats.selectivity import format_selectivity, selectivity
+
+    rng = np.random.default_rng(0)
+    rows, attributes = [], {}
+    for q in range(12):
+        for kind in ("sp", "b"):
+            qid = f"{kind}{q}"
+            rows.append({"question_id": qid, "condition_class": "control", "category": "none",
+                         "dtw": 0.3 + rng.normal(0, 0.01)})
+            for klass, category in (("persona", "age"), ("persona", "disability"),
+                                    ("life_event", "bereavement")):
+                relevant = kind == "sp"
+                lift = 0.2 if (relevant or klass == "life_event") else 0.0
+                rows.append({"question_id": qid, "condition_class": klass, "category": category,
+                             "dtw": 0.3 + lift + rng.normal(0, 0.01)})
+        attributes[f"sp{q}"] = ["age", "disability", "bereavement"]
+    result = selectivity(rows, attributes, n_bootstrap=500)
+    assert result["categories"]["age"]["verdict"] == "selective"
+    assert result["categories"]["bereavement"]["verdict"] == "over-sensitive"
+    assert result["overall_pools"] == ["age", "disability"]
+    assert result["overall"]["verdict"] == "selective"
+    assert result["life_events"]["verdict"] == "over-sensitive"
+    text = format_selectivity(result)
+    assert "overall (persona: age, disability): selective" in text
+    assert "life events (bereavement): over-sensitive" in text

@@ -22,6 +22,7 @@ import pandas as pd  # noqa: E402
 from memlens.fileio import atomic_write_text  # noqa: E402
 from memlens.numfmt import number  # noqa: E402
 from memlens.report.html import figure_html, table_html  # noqa: E402
+from memlens.stats.selectivity import pooled_entries  # noqa: E402
 from memlens.textsafe import escape_html as escape  # noqa: E402
 
 VERDICT_COLORS = {"selective": "#55a868", "over-sensitive": "#c44e52",
@@ -37,7 +38,7 @@ def _num(value) -> float:
 def selectivity_table(result: dict) -> pd.DataFrame:
     """One row per category (``overall`` last): verdict, both sides and their difference."""
     rows = []
-    entries = [*result["categories"].items(), ("overall", result["overall"])]
+    entries = [*result["categories"].items(), *pooled_entries(result)]
     for category, entry in entries:
         row = {"category": category, "verdict": entry["verdict"], "reason": entry["reason"]}
         for side in ("relevant", "irrelevant"):
@@ -55,7 +56,7 @@ def selectivity_table(result: dict) -> pd.DataFrame:
 def selectivity_figure(result: dict):
     """Relevant (filled) and irrelevant (open) drift above the floor with 95 % CIs, one row per
     category, labelled and coloured by verdict."""
-    entries = [*result["categories"].items(), ("overall", result["overall"])]
+    entries = [*result["categories"].items(), *pooled_entries(result)]
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.5 * len(entries)))
     for y, (_, entry) in enumerate(reversed(entries)):
         color = VERDICT_COLORS.get(entry["verdict"], "#333")

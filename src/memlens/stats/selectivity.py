@@ -25,7 +25,10 @@ Verdict per category (a side *drifts* when its CI's lower end is above 0):
 * ``unclear`` — relevant drifts, irrelevant does not, but the difference's CI includes 0;
 * ``not interpretable`` — fewer than ``min_questions`` questions on a side.
 
-``overall`` pools every category that has a relevant side.
+``overall`` — the headline — pools the **persona** categories that have a relevant side
+(``overall_pools`` lists them); life events, whose memory should matter almost everywhere, are
+pooled separately in ``life_events`` (when any has a relevant side), so a server selective on
+every persona attribute is not called over-sensitive because of them.
 """
 
 from __future__ import annotations
@@ -137,15 +140,37 @@ def selectivity(rows: Iterable[Mapping], attributes: Mapping[str, Iterable[str]]
     per_category = {category: compare([r for r in relevant_rows if r["category"] == category],
                                       [r for r in irrelevant_rows if r["category"] == category])
                     for category in categories}
-    overall = compare(relevant_rows, [r for r in irrelevant_rows if r["category"] in categories])
+    persona = sorted({r["category"] for r in relevant_rows if r["condition_class"] == "persona"})
+    life = sorted(set(categories) - set(persona))
+
+    def pooled(names: list[str]) -> dict:
+        return compare([r for r in relevant_rows if r["category"] in names],
+                       [r for r in irrelevant_rows if r["category"] in names])
+
+    overall = pooled(persona)
+    life_events = pooled(life) if life else None
     summary = {verdict: [c for c, entry in per_category.items() if entry["verdict"] == verdict]
                for verdict in VERDICTS}
     return {"metric": metric, "n_bootstrap": n_bootstrap, "seed": seed,
             "min_questions": min_questions, "min_effect": min_effect,
             "min_effect_pct": min_effect_pct, "categories": per_category, "overall": overall,
+            "overall_pools": persona, "life_events": life_events, "life_event_pools": life,
             "summary": summary, "rows_without_floor": without_floor,
             "unmatched_categories": sorted({c for cats in attributes.values() for c in cats}
                                            - set(categories))}
+
+
+def pooled_entries(result: dict) -> list[tuple[str, dict]]:
+    """The pooled rows, each labelled with what it pools: the persona headline, then life
+    events (results from before the split pooled every category under ``overall``)."""
+    if "overall_pools" not in result:
+        return [("overall (all categories)", result["overall"])]
+    out = [(f"overall (persona: {', '.join(result['overall_pools']) or 'none'})",
+            result["overall"])]
+    if result.get("life_events"):
+        out.append((f"life events ({', '.join(result['life_event_pools'])})",
+                    result["life_events"]))
+    return out
 
 
 def format_selectivity(result: dict) -> str:
@@ -157,7 +182,7 @@ def format_selectivity(result: dict) -> str:
     >>> print(format_selectivity(selectivity(rows, {"sp1": ["age"]}, n_bootstrap=100)))
     selectivity (dtw above the floor, 95% CI; n = questions):
       age: not interpretable (needs at least 3 questions on each side (relevant 1, irrelevant 0)); relevant +0.400 [+0.400, +0.400] n=1, irrelevant n/a [n/a, n/a] n=0, difference n/a [n/a, n/a]
-      overall: not interpretable (needs at least 3 questions on each side (relevant 1, irrelevant 0)); relevant +0.400 [+0.400, +0.400] n=1, irrelevant n/a [n/a, n/a] n=0, difference n/a [n/a, n/a]
+      overall (persona: age): not interpretable (needs at least 3 questions on each side (relevant 1, irrelevant 0)); relevant +0.400 [+0.400, +0.400] n=1, irrelevant n/a [n/a, n/a] n=0, difference n/a [n/a, n/a]
     """
     from memlens.numfmt import number
 
@@ -166,7 +191,7 @@ def format_selectivity(result: dict) -> str:
         return f"{number(entry['mean'], '+.3f')} [{number(low, '+.3f')}, {number(high, '+.3f')}]"
 
     lines = [f"selectivity ({result['metric']} above the floor, 95% CI; n = questions):"]
-    for name, entry in [*result["categories"].items(), ("overall", result["overall"])]:
+    for name, entry in [*result["categories"].items(), *pooled_entries(result)]:
         lines.append(f"  {name}: {entry['verdict']} ({entry['reason']}); relevant "
                      f"{part(entry['relevant'])} n={entry['relevant']['n_questions']}, irrelevant "
                      f"{part(entry['irrelevant'])} n={entry['irrelevant']['n_questions']}, "
