@@ -19,7 +19,18 @@ def control_questions(config: AuditConfig, stimuli: list) -> list:
         return []
     from memlens.questions.should_personalize import load_control_set
 
-    return load_control_set(config.control_set)
+    return within_n_questions(load_control_set(config.control_set), config)
+
+
+def within_n_questions(questions: list, config: AuditConfig) -> list:
+    """At most ``config.n_questions`` of the control set's questions (the seeded subset
+    ``select_questions`` draws, in file order): ``--n-questions`` bounds the control set too, so
+    a 2-question run is not 111 calls bigger."""
+    if config.n_questions is None or config.n_questions >= len(questions):
+        return questions
+    from memlens.questions.benchmark import select_questions
+
+    return select_questions(questions, n=config.n_questions, seed=config.seed)
 
 
 def control_cells(config: AuditConfig, stimuli: list, samples: int | None = None,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from memlens.cli import argtypes as at
 from memlens.cli.call_flags import add_call_flags, finished_status
+from memlens.errors import MemlensError
 
 if TYPE_CHECKING:
     from memlens.stats.results import DriftStats
@@ -108,10 +109,14 @@ def register(subparsers) -> None:
     audit.add_argument("--orthogonality-threshold", type=at.unit_interval, metavar="T",
                        help="confidence from which a relevant pair is excluded (default 0.5)")
     audit.add_argument("--config", metavar="FILE", help="YAML/JSON config; flags override it")
-    audit.add_argument("--out", required=True, type=at.out_dir, metavar="RUN_DIR",
+    audit.add_argument("--out", type=at.out_dir, metavar="RUN_DIR",
                        help="run directory: run store, report.html, figures, tables (re-run the "
-                            "same command to resume)")
-    audit.add_argument("--dry-run", action="store_true", help="print the call and token plan")
+                            "same command to resume); required unless --dry-run")
+    audit.add_argument("--dry-run", action="store_true",
+                       help="print the call and token plan and the estimated time; call nothing")
+    audit.add_argument("--yes", action="store_true",
+                       help="start a run estimated to take more than an hour without asking "
+                            "(otherwise: a question on a terminal, a refusal elsewhere)")
     audit.add_argument("--power", action="store_true",
                        help="with --dry-run: also the power and MDE of this design under the "
                             "default stated assumptions (see `memlens plan` for a pilot or a grid)")
@@ -157,6 +162,9 @@ def run_audit_command(args: argparse.Namespace) -> int:
     config = audit_config(args)
     if args.dry_run:
         return dry_run(config, args.out, power=args.power)
+    if not args.out:
+        raise MemlensError("--out RUN_DIR is required (only --dry-run runs without one)")
+    confirm_audit(config, args.out, yes=args.yes)
     from memlens.report import build_report
 
     result = run_audit(config, args.out, progress=not args.no_progress)
@@ -189,44 +197,73 @@ def invalid_status(stats: DriftStats | None, stats_error: str | None) -> int:
     return INSTRUMENT_INVALID
 
 
-def dry_run(config, run_dir: str, power: bool = False) -> int:
-    """Print the generation plan (calls, cached, tokens), the label-call count, with the
-    orthogonality filter on the rater plan, and with ``power`` the design's power table."""
+def plan_with_store(model_string: str, requests, run_dir: str | None):
+    """The plan of ``requests`` against the run directory's cache, if there is one."""
     from pathlib import Path
 
-    from memlens.audit import planned_requests
     from memlens.engine import plan_requests
     from memlens.models import model_id_for
 
-    def plan_with_store(model_string: str, requests):
-        """The plan against the run directory's cache, if there is one."""
-        if not (Path(run_dir) / "memlens.sqlite").exists():
-            return plan_requests(model_id_for(model_string), requests, None)
-        from memlens.store import RunStore
+    if not run_dir or not (Path(run_dir) / "memlens.sqlite").exists():
+        return plan_requests(model_id_for(model_string), requests, None)
+    from memlens.store import RunStore
 
-        store = RunStore(run_dir)
-        try:
-            return plan_requests(model_id_for(model_string), requests, store)
-        finally:
-            store.close()
+    store = RunStore(run_dir)
+    try:
+        return plan_requests(model_id_for(model_string), requests, store)
+    finally:
+        store.close()
 
-    from memlens.models.public import public_model_string
 
-    if (Path(run_dir) / "memlens.sqlite").exists():  # a resume: cache hits need every key
+def generation_plan(config, run_dir: str | None):
+    """``(plan, inputs)`` of the audited model's calls: against the run directory's cache on a
+    resume, else arithmetic over (question, condition) pairs, whatever the samples."""
+    from pathlib import Path
+
+    from memlens.models import model_id_for
+
+    if run_dir and (Path(run_dir) / "memlens.sqlite").exists():  # cache hits need every key
+        from memlens.audit import planned_requests
+
         requests, inputs = planned_requests(config)
-        plan = plan_with_store(config.model, requests)
-    else:  # a fresh run: arithmetic over (question, condition) pairs, whatever the samples
-        from memlens.audit.pipeline import planned_request_groups
-        from memlens.engine import plan_groups
+        return plan_with_store(config.model, requests, run_dir), inputs
+    from memlens.audit.pipeline import planned_request_groups
+    from memlens.engine import plan_groups
 
-        groups, inputs = planned_request_groups(config)
-        plan = plan_groups(model_id_for(config.model), groups)
+    groups, inputs = planned_request_groups(config)
+    return plan_groups(model_id_for(config.model), groups), inputs
+
+
+def confirm_audit(config, run_dir: str, yes: bool) -> None:
+    """Ask before (or refuse) an audit whose generation calls are estimated to take more than
+    ``memlens.cli.confirm.LONG_RUN_S`` on this backend (``--yes`` skips the question)."""
+    from memlens.cli.confirm import confirm_long_run
+    from memlens.models.throughput import expected_throughput
+
+    plan, _ = generation_plan(config, run_dir)
+    confirm_long_run("this audit", plan.calls, plan.est_completion_tokens,
+                     plan.est_prompt_tokens, expected_throughput(config.model, config.concurrency),
+                     yes=yes, smaller="see the plan with --dry-run and make it smaller "
+                     "(--preset quick, --n-questions N, --stimuli-per-category N, --max-tokens N)")
+
+
+def dry_run(config, run_dir: str | None, power: bool = False) -> int:
+    """Print the generation plan (calls, cached, tokens, estimated time), the label-call count,
+    with the orthogonality filter on the rater plan, and with ``power`` the design's power
+    table."""
+    from memlens.cli.confirm import estimate_line
+    from memlens.models.public import public_model_string
+    from memlens.models.throughput import expected_throughput
+
+    plan, inputs = generation_plan(config, run_dir)
     print(f"audit of {public_model_string(config.model)}: {inputs['questions']} questions x {inputs['stimuli']} "
           f"stimuli, {config.samples} sample(s) (+1 no-memory) = {inputs['cells']} responses"
           + "".join(f" + {inputs[key]} {what} responses" for key, what in (
               ("memory_set_cells", "memory-set"), ("control_cells", "should-personalize"))
                     if inputs.get(key)))
     print(plan)
+    print("time: " + estimate_line(plan.calls, plan.est_completion_tokens, plan.est_prompt_tokens,
+                                   expected_throughput(config.model, config.concurrency)))
     from memlens.audit.plan import labeling_plan
 
     labeling = labeling_plan(config, inputs["cells"])
@@ -235,7 +272,7 @@ def dry_run(config, run_dir: str, power: bool = False) -> int:
         from memlens.audit.pipeline import planned_rating_requests
 
         ratings = planned_rating_requests(config)
-        rating_plan = plan_with_store(config.orthogonality_rater, ratings)
+        rating_plan = plan_with_store(config.orthogonality_rater, ratings, run_dir)
         print(f"orthogonality rater {public_model_string(config.orthogonality_rater)}: {len(ratings)} (question, "
               f"persona/life-event stimulus) pairs, plus at most one repair call each for "
               f"invalid replies")
