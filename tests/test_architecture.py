@@ -17,7 +17,7 @@ LAYERS = [
     {"engine"},
     {"questions", "stimuli", "steps", "ontology", "jsonreply"},  # content
     {"audit", "tooldrift", "mitigation"},                        # pipelines
-    {"report", "gate"},                                          # read pipeline results
+    {"report", "gate", "inspect_ext"},                           # read pipeline results
     {"cli"},
 ]
 """Lowest first. A package may import BASE, PURE, anything in a lower layer and, in the content

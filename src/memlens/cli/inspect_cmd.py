@@ -1,0 +1,37 @@
+"""``memlens import-inspect``: an inspect_ai log of ``memlens/reasoning_drift`` -> a memlens run
+directory with its statistics and report (argument parsing only; ``memlens.inspect_ext``)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers) -> None:
+    """Add ``import-inspect`` to ``subparsers``."""
+    command = subparsers.add_parser(
+        "import-inspect", help="read an inspect eval log of memlens/reasoning_drift into a run "
+                               "directory (statistics, report; then compare, gate, plan --pilot)",
+        description="The log's replies go through memlens's own pipeline (steps, labels, drift, "
+                    "statistics); the scorer's labels are reused. Re-run to resume. "
+                    "See docs/inspect.md.")
+    command.add_argument("log", metavar="LOG", help="inspect eval log (.eval or .json)")
+    command.add_argument("--out", required=True, metavar="RUN_DIR", help="run directory")
+    command.add_argument("--no-report", action="store_true", help="skip report.html")
+    command.add_argument("--no-progress", action="store_true", help="no progress bars")
+    command.set_defaults(func=run_import)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """``memlens import-inspect LOG --out RUN_DIR``: 0, or 3 when some samples had failed."""
+    from memlens.cli.audit_cmd import summary_text
+    from memlens.cli.call_flags import finished_status
+    from memlens.inspect_ext.importer import import_inspect_log
+
+    result = import_inspect_log(args.log, args.out, progress=not args.no_progress)
+    if not args.no_report:
+        from memlens.report import build_report
+
+        result.report = str(build_report(args.out))
+    print(summary_text(result))
+    return finished_status(result.calls.get("failed", 0), result.calls.get("pending", 0),
+                           what="logged samples")

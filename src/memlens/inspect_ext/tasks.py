@@ -1,0 +1,56 @@
+"""``memlens/reasoning_drift``: memlens's reasoning-drift audit as an inspect task.
+
+``inspect eval memlens/reasoning_drift --model PROVIDER/MODEL -T preset=quick`` runs memlens's
+design (``memlens.inspect_ext.dataset``) with one seeded call per cell
+(``memlens.inspect_ext.solver``) and memlens's steps and labels as the scorer
+(``memlens.inspect_ext.scorer``). ``memlens import-inspect LOG --out RUN_DIR`` turns the log into
+a memlens run (statistics, report, compare, gate). See docs/inspect.md.
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+
+from memlens.inspect_ext.dataset import audit_samples
+from memlens.inspect_ext.params import DEFAULT_PRESET, task_config
+from memlens.inspect_ext.scorer import reasoning_steps
+from memlens.inspect_ext.solver import memlens_generate
+
+TASK_FORMAT = 1
+"""Version of the task's log layout (metadata keys) that ``memlens import-inspect`` reads."""
+
+
+@task
+def reasoning_drift(preset: str | None = DEFAULT_PRESET, config: str | None = None,
+                    labeler: str | None = None, mode: str | None = None,
+                    n_questions: int | None = None, baselines: int | None = None,
+                    samples: int | None = None, seed: int | None = None,
+                    max_tokens: int | None = None, temperature: float | None = None,
+                    top_p: float | None = None, top_k: int | None = None,
+                    questions: str | None = None, stimuli: str | None = None,
+                    ontology: str | None = None, stimulus_categories: list[str] | None = None,
+                    stimuli_per_category: int | None = None, memory_template: str | None = None,
+                    memory_header: str | None = None, history_prefix: str | None = None,
+                    acknowledgement: str | None = None, system_prompt: str | None = None,
+                    n_bootstrap: int | None = None) -> Task:
+    """memlens's reasoning-drift design: questions × memory conditions × K baselines.
+
+    Every parameter is the ``memlens audit`` setting of the same name (``preset`` ``quick`` |
+    ``standard`` | ``paper`` | ``none``; ``config`` a YAML / JSON file of settings); the
+    audited model is inspect's ``--model``.
+    """
+    settings = {key: value for key, value in locals().items()  # the parameters only
+                if key not in ("preset", "config") and value is not None}
+    from memlens import __version__
+    from memlens.inspect_ext.tokens import ensure_token_encoding
+    from memlens.models.public import public_config
+
+    audit = task_config(preset, config, **settings)
+    samples_, inputs = audit_samples(audit)
+    ensure_token_encoding()
+    return Task(
+        dataset=samples_, solver=memlens_generate(),
+        scorer=reasoning_steps(audit.labeler, audit.ontology, audit.baselines),
+        metadata={"memlens": {"task_format": TASK_FORMAT, "memlens_version": __version__,
+                              "config": public_config(audit.model_dump()), "inputs": inputs}},
+        version=TASK_FORMAT)
