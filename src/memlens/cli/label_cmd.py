@@ -63,7 +63,18 @@ def run_label(args: argparse.Namespace) -> int:
         counts[row["root"]] = counts.get(row["root"], 0) + 1
     summary = ", ".join(f"{root} {count}" for root, count in sorted(counts.items()))
     print(f"labeled {len(labeled)} steps with {labeler.labeler_id} -> {args.out} ({summary})")
-    return 0
+    return failed_calls_status(labeler)
+
+
+def failed_calls_status(labeler) -> int:
+    """0, or exit status 3 with a note on stderr when labeler calls failed for good (their steps
+    are ``unlabeled`` in the output, to be retried by a re-run) — never 0 when every call
+    failed (e.g. prompts longer than the server's context)."""
+    from memlens.cli.call_flags import finished_status
+
+    counts = getattr(labeler, "counts", None)
+    failed = len(getattr(labeler, "failed_calls", ()) or ())
+    return finished_status(failed, counts.responses if counts else failed, "labeler calls")
 
 
 def _report_problems(labeler, out: str) -> None:
