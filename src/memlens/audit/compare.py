@@ -11,7 +11,9 @@ are averages over different baselines), are refused with a :class:`MemlensError`
 :func:`memlens.stats.paired.paired_categories` — Δ mean drift and Δ d_rel with the paired
 cluster bootstrap over the shared questions, bootstrap p-values, BH within condition class.
 Each run's validity verdict comes first; when either run's verdict is not ``pass``, persona
-deltas are marked ``interpretable: false`` (the instrument cannot support them).
+deltas are marked ``interpretable: false`` (the instrument cannot support them), and so is
+every row resting on fewer than :data:`memlens.stats.direction.MIN_QUESTIONS` (8) paired
+questions, whatever its p (``not_interpretable_reason`` says which).
 
 **Direction** (:func:`direction_deltas`). When both runs have pair rows on the shared design,
 ``direction`` holds one row per (category, level, symbol) both direction profiles hold: each
@@ -142,7 +144,12 @@ def compare_frames(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *, baselines: t
         categories = paired_categories(tables[0], tables[1], metric, seed=seed,
                                        n_bootstrap=n_bootstrap)
         for row in categories.values():
-            row["interpretable"] = interpretable or row["condition_class"] != "persona"
+            enough = row["n_questions"] >= MIN_QUESTIONS
+            row["interpretable"] = enough and (interpretable or row["condition_class"] != "persona")
+            row["not_interpretable_reason"] = (
+                None if row["interpretable"] else
+                f"fewer than {MIN_QUESTIONS} paired questions ({row['n_questions']})"
+                if not enough else "instrument not valid")
         metrics[metric] = {"categories": categories}
     result = {"format_version": COMPARE_FORMAT_VERSION, "runs": list(labels),
               "validity": dict(zip(labels, validity, strict=True)),

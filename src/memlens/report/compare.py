@@ -114,7 +114,7 @@ def _ci(entry: dict) -> str:
 
 def _flag(row: dict, statistic: str = "d_rel") -> str:
     if not row.get("interpretable", True):
-        return "not interpretable (instrument not valid)"
+        return f"not interpretable ({row.get('not_interpretable_reason') or 'instrument not valid'})"
     if row[statistic].get("delta") is None:
         return f"Δ {statistic} undefined (σ_noise is 0 or undefined in a run)"
     q = row[statistic].get("delta_q")

@@ -212,7 +212,7 @@ def studentized_p_value(estimate: float, replicates: np.ndarray, n_clusters: int
     inflated by √(n/(n − 1)): the test is then the one-sample t over clusters for a balanced
     mean. Unlike the rank p-value (:func:`bootstrap_p_value`, never below 2/(B + 1)) it is
     continuous, so a family-wide correction over hundreds of rows can still reach its level.
-    NaN with fewer than two clusters or no spread.
+    NaN with fewer than two clusters; with no spread, the rank p-value.
 
     >>> round(studentized_p_value(1.0, np.array([0.5, 1.0, 1.5]), 10), 4)
     0.0903
@@ -221,8 +221,8 @@ def studentized_p_value(estimate: float, replicates: np.ndarray, n_clusters: int
     if n_clusters < 2 or finite.size < 2 or not np.isfinite(estimate):
         return float("nan")
     se = float(finite.std(ddof=1)) * float(np.sqrt(n_clusters / (n_clusters - 1)))
-    if not se > 0:
-        return float("nan") if abs(estimate - null_value) <= TIE_TOLERANCE else 0.0
+    if not se > 0:  # every replicate equal: the rank p-value (never 0, 1 at the null)
+        return bootstrap_p_value(finite, null_value)
     from scipy import stats as scipy_stats
 
     t = abs(estimate - null_value) / se
