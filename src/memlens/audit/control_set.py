@@ -1,5 +1,8 @@
-"""The should-personalize control set inside an audit (``AuditConfig.control_set``): its cells,
-its manifest entry, and the selectivity statistics (``memlens.stats.selectivity``).
+"""The control set inside an audit (``AuditConfig.control_set``): its cells, its manifest entry,
+and the selectivity statistics (``memlens.stats.selectivity``). ``should-personalize``: the
+bundled questions, crossed with the catalogue's stimuli of their attributes; ``memsyco``:
+MemSyco-Bench items, each with its own dialogue as the memory (memory-use items the relevant
+side, scope-control items the irrelevant side).
 
 The control-set questions (ids ``sp/...``) get their own no-memory baselines and only the
 stimuli of the attributes they depend on; their drift rows stay out of the benchmark's drift
@@ -17,6 +20,11 @@ def control_questions(config: AuditConfig, stimuli: list) -> list:
     catalogue simply get no cells (selectivity lists them as ``unmatched_categories``)."""
     if not config.control_set:
         return []
+    if config.control_set == "memsyco":
+        from memlens.questions.memsyco import control_questions as memsyco_questions
+        from memlens.questions.memsyco import load_memsyco
+
+        return memsyco_questions(load_memsyco(config.control_set_dir, limit=config.control_limit))
     from memlens.questions.should_personalize import load_control_set
 
     return within_n_questions(load_control_set(config.control_set), config)
@@ -35,12 +43,36 @@ def within_n_questions(questions: list, config: AuditConfig) -> list:
 
 def control_cells(config: AuditConfig, stimuli: list, samples: int | None = None,
                   baselines: int | None = None) -> list[Cell]:
-    """The control set's cells for the selected stimuli ([] when the control set is off)."""
+    """The control set's cells for the selected stimuli ([] when the control set is off).
+    ``memsyco``: per item its no-memory baselines and its own dialogue as the one stimulus."""
     questions = control_questions(config, stimuli)
     if not questions:
         return []
-    return control_set_cells(questions, stimuli, config.samples if samples is None else samples,
-                             config.baselines if baselines is None else baselines)
+    samples = config.samples if samples is None else samples
+    baselines = config.baselines if baselines is None else baselines
+    if config.control_set == "memsyco":
+        if config.mode != "history" or config.memory_template:
+            from memlens.errors import MemlensError
+
+            raise MemlensError("--control-set memsyco injects each item's dialogue as earlier "
+                               "chat turns: use --mode history (and no --memory-template)")
+        return dialogue_cells(questions, stimuli, samples, baselines)
+    return control_set_cells(questions, stimuli, samples, baselines)
+
+
+def dialogue_cells(questions: list, stimuli: list, samples: int, baselines: int) -> list[Cell]:
+    """Cells of a control set whose questions carry their own memory (MemSyco): per question
+    the no-memory samples (as for any question) and ``samples`` responses under its dialogue."""
+    from memlens.audit.design import control_samples, control_stimulus
+    from memlens.questions.memsyco import dialogue_stimulus
+
+    control = control_stimulus(stimuli)
+    cells: list[Cell] = []
+    for question in questions:
+        cells.extend(Cell(question, control, k) for k in range(control_samples(samples, baselines)))
+        memory = dialogue_stimulus(question)
+        cells.extend(Cell(question, memory, k) for k in range(samples))
+    return cells
 
 
 def control_entry(config: AuditConfig, stimuli: list, cells: list[Cell]) -> dict:
@@ -53,7 +85,10 @@ def control_entry(config: AuditConfig, stimuli: list, cells: list[Cell]) -> dict
 
     questions = control_questions(config, stimuli)
     payload = json.dumps([asdict(q) for q in questions], sort_keys=True, ensure_ascii=False)
-    return {"control_set": config.control_set,
+    extra = ({"control_set_dir": config.control_set_dir or "bundled excerpt",
+              "control_limit": config.control_limit}
+             if config.control_set == "memsyco" else {})
+    return {"control_set": config.control_set, **extra,
             "control_questions": len({cell.question.id for cell in cells}),
             "control_cells": len(cells),
             "control_set_sha256": hashlib.sha256(payload.encode()).hexdigest()}
@@ -64,9 +99,9 @@ def selectivity_of(drift_rows: list[dict], config: AuditConfig) -> dict | None:
     control set is off. Seeded by the audit's seed; B = min(n_bootstrap, 10,000)."""
     if not config.control_set:
         return None
-    from memlens.questions.should_personalize import load_control_set
     from memlens.stats.selectivity import selectivity
 
-    attributes = {q.id: q.attributes for q in load_control_set(config.control_set)}
+    # questions without attributes (MemSyco's scope items) are the irrelevant side
+    attributes = {q.id: q.attributes for q in control_questions(config, []) if q.attributes}
     return selectivity(drift_rows, attributes, metric="dtw", seed=config.seed,
                        n_bootstrap=min(config.n_bootstrap, 10_000))

@@ -26,6 +26,7 @@ FLAG_FIELDS = {
     "memory_header": "memory_header", "history_prefix": "history_prefix",
     "acknowledgement": "acknowledgement", "memory_template": "memory_template",
     "control_set": "control_set", "memory_sets": "memory_sets", "neutral_facts": "neutral_facts",
+    "control_set_dir": "control_set_dir", "control_limit": "control_limit",
     "max_combinations": "max_combinations",
 }
 
@@ -70,9 +71,15 @@ def register(subparsers) -> None:
                        help="history mode: text before the memory in the earlier user turn")
     audit.add_argument("--acknowledgement", metavar="TEXT",
                        help="history mode: the assistant's reply to the earlier turn")
-    audit.add_argument("--control-set", choices=["should-personalize"],
-                       help="also run the should-personalize control set and report "
-                            "selectivity (drift where memory should matter vs where it should not)")
+    audit.add_argument("--control-set", choices=["should-personalize", "memsyco"],
+                       help="also run a control set and report selectivity (drift where memory "
+                            "should matter vs where it should not): should-personalize (bundled "
+                            "questions) or memsyco (MemSyco-Bench dialogues; needs --mode history)")
+    audit.add_argument("--control-set-dir", metavar="DIR",
+                       help="memsyco: folder with contextual_scope_control.jsonl and "
+                            "personalized_memory_use.jsonl (default: the bundled excerpt, 6 + 6)")
+    audit.add_argument("--control-limit", type=at.int_range(1, 10_000), metavar="N",
+                       help="memsyco: at most N items of each task (default: all)")
     audit.add_argument("--memory-sets", type=memory_set_kinds,
                        metavar="KINDS", help="add memory-set conditions: among_neutral (each "
                        "persona / life-event fact among neutral facts, plus the neutral facts "

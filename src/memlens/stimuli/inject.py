@@ -5,7 +5,8 @@
 * ``system`` — a memory block in the system prompt, as deployed assistants do:
   ``{header}\\n- {memory}``;
 * ``history`` — an earlier user turn ``{history_prefix}{memory}``, a fixed assistant
-  acknowledgement, then the question.
+  acknowledgement, then the question; a ``DialogueStimulus`` (``memlens.stimuli.dialogue``) is
+  a whole earlier conversation, injected turn by turn instead.
 
 **Matched scaffolding.** In ``system`` and ``history`` mode every condition — the no-memory
 control included — goes through the same template; conditions differ only in the memory text,
@@ -85,6 +86,9 @@ def inject(
         block = f"{template.header}\n- {text}"
         content = f"{system_prompt}\n\n{block}" if system_prompt else block
         return [{"role": "system", "content": content}, question]
+    earlier = getattr(stimulus, "messages", None)  # a whole earlier dialogue (DialogueStimulus)
+    if callable(earlier):
+        return _with_system(system_prompt, [*earlier(template.acknowledgement), question])
     turns = [{"role": "user", "content": f"{template.history_prefix}{text}"},
              {"role": "assistant", "content": template.acknowledgement}, question]
     return _with_system(system_prompt, turns)
