@@ -5,8 +5,9 @@
 - ``hang PIDFILE``: writes its pid to PIDFILE, then never answers;
 - ``crash``: prints a message to stderr and exits 3 at once;
 - ``oldproto``: answers ``initialize`` with protocol version 1999-01-01;
-- ``tools FILE``: a well-behaved server whose ``tools/list`` returns the tools in FILE (JSON), so
-  a malformed schema (a $ref cycle, a huge enum, a non-JSON-schema type) reaches the scanner.
+- ``tools FILE``: a well-behaved server whose ``tools/list`` returns the tools in FILE (JSON), one
+  per page (``nextCursor``), so a malformed schema (a $ref cycle, a huge enum, a non-JSON-schema
+  type) reaches the scanner.
 """
 
 import json
@@ -38,8 +39,12 @@ def main() -> None:
                        else message["params"]["protocolVersion"])
             reply(message["id"], {"protocolVersion": version, "capabilities": {"tools": {}},
                                   "serverInfo": {"name": "bad-fixture", "version": "0"}})
-        elif message.get("method") == "tools/list":
-            reply(message["id"], {"tools": tools})
+        elif message.get("method") == "tools/list":  # one tool per page
+            cursor = int((message.get("params") or {}).get("cursor") or 0)
+            page = {"tools": tools[cursor:cursor + 1]}
+            if cursor + 1 < len(tools):
+                page["nextCursor"] = str(cursor + 1)
+            reply(message["id"], page)
         elif "id" in message:
             reply(message["id"], {})
 

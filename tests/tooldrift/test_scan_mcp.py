@@ -148,3 +148,13 @@ def test_url_nobody_listens_on(tmp_path, capsys):
     url = f"http://127.0.0.1:{free_port()}/mcp"
     err = scan_error(tmp_path, capsys, "--url", url, "--timeout", "10")
     assert f"MCP server at {url}: cannot reach the server" in err
+
+
+def test_every_tools_list_page_is_read(tmp_path):
+    tools = tmp_path / "tools.json"
+    schema = {"type": "object", "properties": {"verbose": {"type": "boolean"}}}
+    tools.write_text(json.dumps([{"name": f"t{i}", "inputSchema": schema} for i in range(3)]))
+    source = scan_mcp_stdio(f"{BAD} tools {tools}", timeout_s=60)
+    assert [t.name for t in source.tools] == ["t0", "t1", "t2"]  # three pages of one tool
+    assert source.server == {"name": "bad-fixture", "version": "0",
+                             "protocol_version": source.server["protocol_version"]}
