@@ -1,7 +1,7 @@
 """Operating characteristics of every decision memlens hands a user, by seeded simulation.
 
 Simulated audits of known truth (:mod:`memlens.audit.simulate`) run through the real drift,
-statistics and decision code (:mod:`memlens.audit.operating`); per shipped preset design and
+statistics and decision code (:mod:`memlens.gate.operating`); per shipped preset design and
 decision the rate over replicates with a Wilson 95 % interval. Writes the table into
 docs/operating-characteristics.md between its markers (``--write``) and prints it.
 
@@ -16,7 +16,7 @@ import re
 import time
 from pathlib import Path
 
-from memlens.audit.operating import DECISIONS, markdown_table, measure
+from memlens.gate.operating import DECISIONS, markdown_table, measure
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "operating-characteristics.md"
 BEGIN, END = "<!-- oc-table:begin -->", "<!-- oc-table:end -->"

@@ -51,7 +51,7 @@ REFUSAL = "I cannot advise on that; please consult a professional."
 
 def script(seed: int) -> dict[int, tuple[str, str, int]]:
     return {sample_seed(seed, q, s["id"], k): (q, s["id"], k)
-            for q in QUESTIONS for s in STIMULI for k in range(3 if s["id"] == CTRL else 1)}
+            for q in QUESTIONS for s in STIMULI for k in range(3 if s["id"] == CTRL else 2)}
 
 
 def reasoning(question: str, stimulus: str, sample: int) -> list[str]:
@@ -96,7 +96,7 @@ def run(tmp_path_factory):
             "model": f"openai:planted@{server.base_url}",
             "labeler": f"openai:labeler@{server.base_url}",
             "questions": str(directory / "q.jsonl"), "stimuli": str(directory / "s.jsonl"),
-            "seed": 5, "n_bootstrap": 1000, "max_tokens": 64, "samples": 1, "baselines": 3})
+            "seed": 5, "n_bootstrap": 1000, "max_tokens": 64, "samples": 2, "baselines": 3})
         run_audit(config, directory / "run", progress=False)
     return load_audit_run(directory / "run")
 
@@ -125,9 +125,10 @@ def test_answer_drift_is_elevated_only_where_planted(run):
 def test_value_contrast_detected_and_same_answer_responder_not(run):
     rows = pd.DataFrame(run.stats.to_json()["contrasts"]["rows"])
     dtw = rows[rows["metric"] == "dtw"].set_index("category")
-    assert dtw.loc["age", "detected"] and dtw.loc["age", "ci_low"] > 0
-    assert not dtw.loc["gender", "detected"] and dtw.loc["gender", "mean"] == 0.0
-    assert dtw.loc["age", "n_pairs"] == len(QUESTIONS)
+    assert dtw.loc["age", "detected"] and dtw.loc["age", "excess"] > 0
+    # both gender values get the identical reply: tested (2 samples each), never detected
+    assert dtw.loc["gender", "testable"] and not dtw.loc["gender", "detected"]
+    assert dtw.loc["age", "n_pairs"] == 4 * len(QUESTIONS)  # 2 x 2 samples per question
 
 
 def test_explore_api_and_report_sections(run, tmp_path):

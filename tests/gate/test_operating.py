@@ -3,7 +3,7 @@ simulated audits of known truth through the real decision code, asserting the bo
 
 import pytest
 
-from memlens.audit.operating import elevation_of, measure
+from memlens.gate.operating import elevation_of, measure
 from memlens.audit.simulate import PRESETS, Design, Truth, calibrate, simulate_run
 
 pytestmark = pytest.mark.slow

@@ -24,7 +24,7 @@ the real drift, statistics and decision code and counts each decision:
 
 Every rate comes with its replicate count and a Wilson 95 % interval. The benchmark script
 (``benchmarks/bench_operating_characteristics.py``) writes the table of
-docs/operating-characteristics.md; ``tests/audit/test_operating.py`` re-checks a fast subset.
+docs/operating-characteristics.md; ``tests/gate/test_operating.py`` re-checks a fast subset.
 """
 
 from __future__ import annotations
