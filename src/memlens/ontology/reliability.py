@@ -9,13 +9,15 @@ from collections.abc import Callable
 
 from memlens.errors import MemlensError
 from memlens.ontology.agreement import cohen_kappa, fleiss_kappa, pairwise_agreement
-from memlens.ontology.schema import Ontology
+from memlens.ontology.schema import UNLABELED, Ontology
 
 
 def agreement_report(label_sets: dict[str, dict[str, str]]) -> dict:
     """Agreement of two or more labelers over the item ids they all labeled.
 
-    ``label_sets`` maps a labeler name to ``{item id: label}``. Returns ``items`` (shared ids),
+    ``label_sets`` maps a labeler name to ``{item id: label}``. An item that any labeler left
+    ``unlabeled`` is not an agreement (two failed runs would "agree" on it, or set κ off): it is
+    left out and counted per labeler in ``unlabeled``. Returns ``items`` (shared labeled ids),
     ``pairs`` (agreement and Cohen's kappa per pair), ``mean_agreement`` and ``fleiss_kappa``.
 
     >>> report = agreement_report({"a": {"1": "x", "2": "y"}, "b": {"1": "x", "2": "x"}})
@@ -28,7 +30,13 @@ def agreement_report(label_sets: dict[str, dict[str, str]]) -> dict:
     shared = set.intersection(*(set(labels) for labels in label_sets.values()))
     if not shared:
         raise MemlensError("the label files share no item ids")
-    ids = sorted(shared)
+    unlabeled = {name: sum(label_sets[name][item] == UNLABELED for item in shared)
+                 for name in names}
+    ids = sorted(item for item in shared
+                 if all(label_sets[name][item] != UNLABELED for name in names))
+    if not ids:
+        raise MemlensError(f"no item was labeled by every labeler ({len(shared)} shared items, "
+                           "all 'unlabeled' in at least one file): agreement is undefined")
     columns = {name: [label_sets[name][item] for item in ids] for name in names}
     pairs = []
     for left, right in itertools.combinations(names, 2):
@@ -36,7 +44,7 @@ def agreement_report(label_sets: dict[str, dict[str, str]]) -> dict:
                       "agreement": pairwise_agreement(columns[left], columns[right]),
                       "cohen_kappa": _finite(cohen_kappa(columns[left], columns[right]))})
     ratings = [[columns[name][row] for name in names] for row in range(len(ids))]
-    return {"items": len(ids),
+    return {"items": len(ids), "unlabeled": unlabeled,
             "dropped": {name: len(label_sets[name]) - len(ids) for name in names},
             "pairs": pairs,
             "mean_agreement": sum(p["agreement"] for p in pairs) / len(pairs),
@@ -80,7 +88,10 @@ def definition_robustness(make_labeler: Callable[[Ontology], object],
 
 def format_report(report: dict) -> str:
     """Plain-text table of an ``agreement_report``."""
-    lines = [f"items labeled by all: {report['items']}", "",
+    left_out = ", ".join(f"{name} {count}" for name, count in
+                         (report.get("unlabeled") or {}).items() if count)
+    lines = [f"items labeled by all: {report['items']}"
+             + (f" (left out as 'unlabeled': {left_out})" if left_out else ""), "",
              f"{'labeler A':<28} {'labeler B':<28} {'agree %':>8} {'kappa':>7}"]
     for pair in report["pairs"]:
         kappa = "n/a" if pair["cohen_kappa"] is None else f"{pair['cohen_kappa']:.3f}"
