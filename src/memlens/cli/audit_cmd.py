@@ -266,7 +266,8 @@ def dry_run(config, run_dir: str | None, power: bool = False) -> int:
     print(f"audit of {public_model_string(config.model)}: {inputs['questions']} questions x {inputs['stimuli']} "
           f"stimuli, {config.samples} sample(s) (+1 no-memory) = {inputs['cells']} responses"
           + "".join(f" + {inputs[key]} {what} responses" for key, what in (
-              ("memory_set_cells", "memory-set"), ("control_cells", "should-personalize"))
+              ("memory_set_cells", "memory-set"),
+              ("control_cells", f"{config.control_set} control-set"))
                     if inputs.get(key)))
     print(plan)
     print("time: " + estimate_line(plan.calls, plan.est_completion_tokens, plan.est_prompt_tokens,

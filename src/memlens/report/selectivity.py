@@ -95,13 +95,19 @@ def selectivity_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
         body = figure_html(save_figure(selectivity_figure(result), fig_dir, "selectivity"),
                            "selectivity figure", "selectivity")
     unmatched = result["unmatched_categories"]
-    note = (f'<p class="meta">Relevant side: should-personalize questions under a stimulus of an '
-            f"attribute they depend on; irrelevant side: the benchmark under the same "
-            f"attribute's stimuli. Elevation = drift minus the question's no-memory floor; "
+    sides = ("Relevant side: MemSyco-Bench memory-use items, each under its own dialogue; "
+             "irrelevant side: MemSyco-Bench scope-control items under theirs (history mode)."
+             if "memsyco" in result["categories"] else
+             "Relevant side: should-personalize questions under a stimulus of an attribute they "
+             "depend on; irrelevant side: the benchmark under the same attribute's stimuli.")
+    note = (f'<p class="meta">{sides} '
+            f"Elevation = drift minus the question's no-memory floor; "
             f"B = {result['n_bootstrap']}, at least {result['min_questions']} questions per "
             f"side. Over-sensitive: drifts on both; memory-blind: on neither, with CIs below "
             f"{result['min_effect_pct']:g} % of the floor (else inconclusive); selective: "
             f"only where memory matters (the goal)."
             + (f" Attributes without stimuli in this run: {escape(', '.join(unmatched))}."
                if unmatched else "") + "</p>")
-    return [("Selectivity (should-personalize control set)", body + note + table_html(table))]
+    title = ("Selectivity (MemSyco-Bench control set)" if "memsyco" in result["categories"]
+             else "Selectivity (should-personalize control set)")
+    return [(title, body + note + table_html(table))]
