@@ -1,4 +1,4 @@
-"""Agreement leaves out items a labeler could not label: two failed runs do not 'agree'."""
+"""Agreement leaves out items no labeler could label: two failed runs do not 'agree'."""
 
 import pytest
 
@@ -10,11 +10,12 @@ def test_unlabeled_items_are_left_out_and_counted():
     a = {"1": "x", "2": "unlabeled", "3": "y", "4": "x"}
     b = {"1": "x", "2": "unlabeled", "3": "unlabeled", "4": "y"}
     report = agreement_report({"a": a, "b": b})
-    assert report["items"] == 2 and report["unlabeled"] == {"a": 1, "b": 2}
-    assert report["pairs"][0]["agreement"] == 0.5  # items 1 (x/x) and 4 (x/y)
+    # item 2: unlabeled by both, left out; item 3: labeled by one only, a disagreement
+    assert report["items"] == 3 and report["unlabeled"] == {"a": 1, "b": 2}
+    assert report["pairs"][0]["agreement"] == pytest.approx(1 / 3)  # only item 1 (x/x)
 
 
 def test_two_failed_runs_have_no_agreement():
     failed = {str(k): "unlabeled" for k in range(5)}
-    with pytest.raises(MemlensError, match="no item was labeled by every labeler"):
+    with pytest.raises(MemlensError, match="no item was labeled by any labeler"):
         agreement_report({"a": failed, "b": dict(failed)})

@@ -15,9 +15,10 @@ from memlens.ontology.schema import UNLABELED, Ontology
 def agreement_report(label_sets: dict[str, dict[str, str]]) -> dict:
     """Agreement of two or more labelers over the item ids they all labeled.
 
-    ``label_sets`` maps a labeler name to ``{item id: label}``. An item that any labeler left
-    ``unlabeled`` is not an agreement (two failed runs would "agree" on it, or set κ off): it is
-    left out and counted per labeler in ``unlabeled``. Returns ``items`` (shared labeled ids),
+    ``label_sets`` maps a labeler name to ``{item id: label}``. An item that *every* labeler left
+    ``unlabeled`` is no agreement (two failed runs would "agree" on everything): it is left out;
+    ``unlabeled`` counts each labeler's unlabeled items (one that only some left unlabeled is a
+    disagreement). Returns ``items`` (shared ids labeled by someone),
     ``pairs`` (agreement and Cohen's kappa per pair), ``mean_agreement`` and ``fleiss_kappa``.
 
     >>> report = agreement_report({"a": {"1": "x", "2": "y"}, "b": {"1": "x", "2": "x"}})
@@ -33,10 +34,10 @@ def agreement_report(label_sets: dict[str, dict[str, str]]) -> dict:
     unlabeled = {name: sum(label_sets[name][item] == UNLABELED for item in shared)
                  for name in names}
     ids = sorted(item for item in shared
-                 if all(label_sets[name][item] != UNLABELED for name in names))
+                 if any(label_sets[name][item] != UNLABELED for name in names))
     if not ids:
-        raise MemlensError(f"no item was labeled by every labeler ({len(shared)} shared items, "
-                           "all 'unlabeled' in at least one file): agreement is undefined")
+        raise MemlensError(f"no item was labeled by any labeler ({len(shared)} shared items, "
+                           "all 'unlabeled'): agreement is undefined")
     columns = {name: [label_sets[name][item] for item in ids] for name in names}
     pairs = []
     for left, right in itertools.combinations(names, 2):
@@ -90,7 +91,7 @@ def format_report(report: dict) -> str:
     """Plain-text table of an ``agreement_report``."""
     left_out = ", ".join(f"{name} {count}" for name, count in
                          (report.get("unlabeled") or {}).items() if count)
-    lines = [f"items labeled by all: {report['items']}"
+    lines = [f"items compared: {report['items']}"
              + (f" (left out as 'unlabeled': {left_out})" if left_out else ""), "",
              f"{'labeler A':<28} {'labeler B':<28} {'agree %':>8} {'kappa':>7}"]
     for pair in report["pairs"]:
