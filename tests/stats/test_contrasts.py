@@ -88,7 +88,7 @@ def test_permutation_p_hand_computed():
 
 def test_identical_values_false_detection_rate():
     """Seeded null: all four values treated alike (no planted contrast), 40 runs; the share of
-    runs detecting anything stays near the nominal 5 % (two-level FDR over the table)."""
+    runs detecting anything stays near the nominal 5 % (two-level control over the table)."""
     hits = sum(bool(table_for(*simulate(seed, questions=12, planted=False), n_bootstrap=300,
                               seed=seed)["detected"].any()) for seed in range(40))
     assert hits <= 5  # 5 % of 40 = 2; P(≥ 6 | p = 0.05) < 0.01

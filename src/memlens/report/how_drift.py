@@ -227,7 +227,7 @@ def contrasts_html(section: HowSection | None, persona_ok: bool = True) -> str:
     return ('<p class="meta">DTW between the responses to two values of one attribute on the '
             "same question. The test: are the two values answered more differently than the "
             "category's responses differ anyway (value labels permuted within each question, "
-            "one-sided; two-level FDR over every category and value pair)? The column against "
+            "one-sided; Holm over categories, BH within, over every value pair)? The column against "
             "the no-memory floor is descriptive: memory of any value adds drift, so it is not "
             "the test.</p>"
             + note + table_html(table))

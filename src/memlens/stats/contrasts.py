@@ -15,7 +15,7 @@ drift, ``p = (1 + #{T* ≥ T}) / (B + 1)``. ``reference_mean`` is the mean drift
 category's pairs (what a pair of exchangeable values would show) and ``excess`` = ``mean`` −
 ``reference_mean``. A pair is **testable** only when the labels can move: its category needs
 three or more values, or two or more responses per value and question (two values with one
-sample each form one pair per question, whatever the labels). q-values: two-level FDR over the
+sample each form one pair per question, whatever the labels). q-values: two-level control (Holm over families, BH within) over the
 whole table (:func:`memlens.stats.multiple.family_bh`, one family per category and metric).
 A contrast is ``detected`` when q ≤ α, ``excess`` > 0 and the row is interpretable (testable,
 at least ``MIN_QUESTIONS`` = 8 questions).

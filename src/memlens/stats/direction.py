@@ -12,8 +12,8 @@ The net shift's 95 % interval comes from a cluster bootstrap over questions (one
 matrix for every category and symbol, as in :mod:`memlens.stats.panel`); its two-sided p-value
 is studentized (bootstrap SE, t over the category's questions), so it is continuous. Error
 control covers the **whole table** a report shows (:func:`flag_family`): each (category, level)
-is a family, families are selected by BH over their Simes p-values and rows within a selected
-family by BH at the selection-adjusted level (Benjamini–Bogomolov), so a category with no
+is a family, families are selected by Holm over their Simes p-values (family-wise) and rows
+within a selected family by BH, so a category with no
 effect is flagged in ≤ α of runs however many categories the table holds (measured in
 docs/operating-characteristics.md). Roots are scored from the same sequences with each symbol
 replaced by its root.
@@ -232,7 +232,7 @@ def paired_direction(pairs_a: pd.DataFrame, pairs_b: pd.DataFrame, symbols: Sequ
     (category, level, symbol) of the non-floor categories both runs hold: each run's ``net_pp``
     on the shared questions (``a``, ``b``), ``delta`` = b − a with its percentile interval
     (``delta_ci`` = [low, high]) and a studentized ``delta_p``, ``delta_q`` =
-    :func:`flag_family` over the whole table (two-level FDR: categories × levels, then symbols),
+    :func:`flag_family` over the whole table (two-level: Holm over category × level families, then BH over symbols),
     ``n_questions`` = questions where both runs have the category. ``interpretable`` needs
     ``min_questions`` of them and a finite interval; ``significant`` needs q ≤ ``alpha`` too. Empty when no question is shared or a run has no floor rows.
 
