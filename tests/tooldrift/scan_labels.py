@@ -145,4 +145,43 @@ BLIND_LABELS = {  # labelled from a schema dump before these servers were classi
         "search_paper_text.max_passages": LOWER,
         "search_paper_text.passage_chars": LOWER,
     },
+    "mcp-yahoo-finance": {  # mcp-yahoo-finance (PyPI), in its own venv
+        **{f"{tool}.symbol": None for tool in (
+            "get_current_stock_price", "get_rich_quote", "get_company_overview", "get_dividends",
+            "get_stock_splits", "get_capital_gains", "get_upcoming_dividends",
+            "get_recommendations", "get_option_expiration_dates", "get_stock_price_by_date",
+            "get_stock_price_date_range", "get_historical_stock_prices", "get_earnings_analytics",
+            "get_income_statement", "get_cashflow", "get_earning_dates", "get_news",
+            "get_option_chain", "get_option_summary")},
+        "get_symbol_comparison.symbols": None,
+        "get_performance_analysis.symbols": None,
+        "get_performance_analysis.start_date": None,
+        "get_performance_analysis.end_date": None,
+        "get_performance_analysis.benchmark_symbol": None,
+        "get_performance_analysis.limit": LOWER,  # fewer price rows analysed
+        "get_stock_price_by_date.date": None,
+        "get_stock_price_date_range.start_date": None,
+        "get_stock_price_date_range.end_date": None,
+        "get_historical_stock_prices.period": None,  # the window the task asks about
+        "get_historical_stock_prices.interval": None,  # a resolution, no better value
+        "get_historical_stock_prices.adjusted": None,  # the right choice depends on the task
+        "get_earnings_analytics.limit": LOWER,
+        "get_income_statement.freq": None,
+        "get_cashflow.freq": None,
+        "get_earning_dates.limit": LOWER,
+        "get_news.limit": LOWER,
+        "get_news.start_date": None,
+        "get_news.end_date": None,
+        "get_option_chain.expiration_date": None,
+        "get_option_chain.option_type": None,
+        "get_option_chain.min_strike": None,  # the task's filters
+        "get_option_chain.max_strike": None,
+        "get_option_chain.moneyness": None,
+        "get_option_chain.min_open_interest": None,
+        "get_option_chain.min_volume": None,
+        "get_option_chain.max_bid_ask_spread": None,
+        "get_option_chain.limit": LOWER,
+        "get_option_summary.expiration_date": None,
+        "get_option_summary.limit": LOWER,  # fewer contracts considered
+    },
 }
