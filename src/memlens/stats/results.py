@@ -184,6 +184,7 @@ class Thresholds(Result):
     alpha_specificity: float
     alpha_sensitivity: float
     specificity_margin_pct: float
+    alpha_floor_unstable: float = 0.05
     min_rho: float
     max_convergence_p: float
     paper_effect_pct: float
