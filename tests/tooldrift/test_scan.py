@@ -143,6 +143,11 @@ def test_recursive_type_is_valid_and_scanned(tmp_path):
         "properties": {"tree": {"$ref": "#/$defs/Node"}, "verbose": {"type": "boolean"}}}
     result = scan_source(scan_tools_json(openai_file(tmp_path, schema)))
     assert [(v.param, v.flagged) for v in result.verdicts] == [("tree", False), ("verbose", True)]
+    union = {"type": "object", "$defs": {"A": {"anyOf": [{"$ref": "#/$defs/A"},
+                                                     {"type": "string"}]}},
+             "properties": {"x": {"$ref": "#/$defs/A"}}}  # a union that contains itself
+    (param,) = scan_source(scan_tools_json(openai_file(tmp_path, union))).params
+    assert param.types == ("string",)
 
 
 def test_cli_outputs_load_with_the_rubric_loader_and_review_round_trips(tmp_path, capsys):

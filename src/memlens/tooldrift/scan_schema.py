@@ -127,8 +127,11 @@ def _number(value: Any) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _flatten(node: dict, root: dict, where: str) -> dict:
-    """Fold ``anyOf`` / ``oneOf`` / ``allOf`` members into one view: types, enum, range."""
+def _flatten(node: dict, root: dict, where: str, seen: frozenset = frozenset()) -> dict:
+    """Fold ``anyOf`` / ``oneOf`` / ``allOf`` members into one view: types, enum, range
+    (a member that refers back to a schema being folded is skipped: a recursive union)."""
+    if isinstance(node, dict) and "$ref" in node:
+        seen = seen | {node["$ref"]}
     node = deref(node, root, where)
     declared = node.get("type")
     types = list(declared) if isinstance(declared, list) else [] if declared is None else [declared]
@@ -140,9 +143,10 @@ def _flatten(node: dict, root: dict, where: str) -> dict:
     description = node.get("description") or ""
     for key in ("anyOf", "oneOf", "allOf"):
         for member in node.get(key) or []:
-            if isinstance(member, bool):
+            if isinstance(member, bool) or (isinstance(member, dict)
+                                            and member.get("$ref") in seen):
                 continue
-            inner = _flatten(member, root, where)
+            inner = _flatten(member, root, where, seen)
             types += [t for t in inner["types"] if t not in types]
             if inner["enum"] is not None:
                 enum = (enum or []) + [v for v in inner["enum"] if v not in (enum or [])]
