@@ -33,6 +33,10 @@ def register(subparsers) -> None:
                              "'memlens ontology convert-classifier')")
     parser.add_argument("--run-dir", default=None, metavar="DIR",
                         help="LLM labeler: cache and resume the calls in this run directory")
+    parser.add_argument("--context-tokens", type=at.int_range(256, 10_000_000), metavar="N",
+                        help="LLM labeler: the model's context (prompt + reply tokens); a "
+                             "response that would not fit is labeled in several calls (default: "
+                             "what the server reports, e.g. llama.cpp's /props, else unbounded)")
     add_call_flags(parser)
     parser.set_defaults(func=run_label)
 
@@ -45,7 +49,13 @@ def run_label(args: argparse.Namespace) -> int:
     ontology = load_ontology(args.ontology)
     rows = read_steps(args.input)
     options = {"classifier_path": args.classifier} if args.classifier else {}
-    if args.classifier and args.labeler != "embedded":
+    if args.context_tokens is not None:
+        if args.labeler in ("embedded", "embedded-abstain", "keyword"):
+            raise MemlensError("--context-tokens applies only to an LLM labeler (a model string)")
+        options["context_tokens"] = args.context_tokens
+    from memlens.ontology.labelers import is_embedded
+
+    if args.classifier and not is_embedded(args.labeler):
         raise MemlensError("--classifier applies only to --labeler embedded")
     if args.run_dir:
         from memlens.store import RunStore
@@ -213,7 +223,9 @@ def run_robustness(args: argparse.Namespace) -> int:
     ontology, alternative = load_ontology(args.ontology), load_ontology(args.alt)
     rows = read_steps(args.input)
     responses = [[rows[i]["text"] for i in group] for group in group_responses(rows)]
-    embedded = args.labeler == "embedded"
+    from memlens.ontology.labelers import is_embedded
+
+    embedded = is_embedded(args.labeler)
     sampling = {} if embedded else {"temperature": 1.0}
     repeat = repeat_agreement(
         lambda seed: get_labeler(args.labeler, ontology=ontology,

@@ -181,8 +181,6 @@ class EmbeddedModel:
             "embedded" if model_path is None else f"embedded@{path.name}", self.fingerprint)
         self.max_concurrency = n_parallel
         self.n_threads = n_threads
-        self.context_tokens = ctx_per_slot
-        """Context of one call (prompt + reply), in tokens."""
         self._key = _ServerKey(str(path), n_parallel, n_threads, ctx_per_slot)
         self._server = _server(self._key)
 
@@ -203,6 +201,10 @@ class EmbeddedModel:
         response = parse_result(result, params)
         response.latency_s = time.perf_counter() - started
         return response
+
+    def context_tokens(self) -> int:
+        """Context of one call (prompt + reply), in tokens: ``ctx_per_slot``."""
+        return self._key.ctx_per_slot
 
     def close(self) -> None:
         """Nothing to release per instance: the server is shared (see ``release_servers``)."""

@@ -209,6 +209,29 @@ def _tool_calls(raw_calls: Any) -> list[ToolCall]:
     return calls
 
 
+def server_context_tokens(base_url: str, api_key: str = "", timeout_s: float = 5.0) -> int:
+    """``n_ctx`` from an OpenAI-compatible server's ``/props`` (llama.cpp reports it per slot,
+    under ``default_generation_settings``), 0 when the server does not say."""
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(base_url)
+    root = parts.path.rstrip("/").removesuffix("/v1")
+    url = urlunsplit((parts.scheme, parts.netloc, f"{root}/props", "", ""))
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {api_key}"}
+                                     if api_key else {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as reply:
+            data = json.loads(reply.read(1_000_000))
+    except (OSError, ValueError, urllib.error.URLError):
+        return 0
+    settings = data.get("default_generation_settings") if isinstance(data, dict) else None
+    value = (settings or {}).get("n_ctx") if isinstance(settings, dict) else None
+    value = data.get("n_ctx") if value is None and isinstance(data, dict) else value
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 def split_model_string(name: str) -> tuple[str, str | None]:
     """``"qwen@http://h/v1"`` -> ``("qwen", "http://h/v1")``.
 
@@ -264,9 +287,19 @@ class OpenAIModel(AsyncAPIModel):
         self.base_url = base_url.rstrip("/") if base_url else None
         self.model_id = api_model_id("openai", model, self.base_url)  # no URL credentials
         self._official = is_official_openai(self.base_url)
+        self._context: int | None = None
         super().__init__(api_key=resolve_api_key(api_key_env, self.base_url, "openai"),
                          timeout_s=timeout_s, max_concurrency=max_concurrency, retry=retry,
                          api_key_env=api_key_env)
+
+    def context_tokens(self) -> int | None:
+        """The context size (prompt + reply tokens of one call) the server reports, or None:
+        llama.cpp's ``GET /props`` (``default_generation_settings.n_ctx``, per slot), asked once
+        with a 5-s limit. Hosted APIs report none."""
+        if self._context is None:
+            self._context = (server_context_tokens(self.base_url, self._api_key)
+                             if self.base_url and not self._official else 0)
+        return self._context or None
 
     @property
     def forces_tool_choice(self) -> bool:

@@ -29,13 +29,70 @@ class LabelingCounts:
     """One entry per unlabeled response: ``index``, ``reason``, ``reply`` (first 500 chars)."""
 
 
+CONTEXT_MARGIN = 0.9
+"""Share of the context a chunk may fill by the estimate (prompts are estimated at
+``memlens.engine.plan.CHARS_PER_TOKEN`` characters a token; the labeler's fixed prompt, ≈ 12,300
+characters, is ≈ 2,800 SmolLM2 tokens, ≈ 4.4 characters a token)."""
+REPLY_TOKENS = 16
+"""Estimated reply tokens besides the per-step entries (braces, the ``labels`` key)."""
+REPLY_TOKENS_PER_STEP = 24
+"""Estimated reply tokens per step: ``{"step": 12, "label": "practical.resources_cost"}``."""
+
+
+def fitting_chunks(fixed_chars: int, step_chars: list[int], context: int | None) -> list[range]:
+    """Steps of one response, cut into consecutive chunks whose prompt (``fixed_chars`` of
+    ontology and instructions plus their steps' text) and reply fit ``context`` tokens; one
+    chunk when the context is unknown or everything fits. ``MemlensError`` when not even the
+    fixed part with one step fits.
+
+    >>> fitting_chunks(300, [30] * 6, None), fitting_chunks(300, [30] * 6, 10_000)
+    ([range(0, 6)], [range(0, 6)])
+    >>> fitting_chunks(400, [400] * 4, 450)  # 100 + 2 x 100 prompt + 16 + 2 x 24 reply <= 405
+    [range(0, 2), range(2, 4)]
+    """
+    from memlens.engine.plan import CHARS_PER_TOKEN
+
+    def tokens(chars: int, steps: int) -> int:
+        return -(-chars // CHARS_PER_TOKEN) + REPLY_TOKENS + REPLY_TOKENS_PER_STEP * steps
+
+    if context:
+        context = int(context * CONTEXT_MARGIN)
+    if not context or tokens(fixed_chars + sum(step_chars), len(step_chars)) <= context:
+        return [range(len(step_chars))]
+    chunks: list[range] = []
+    start, chars = 0, fixed_chars
+    for index, size in enumerate(step_chars):
+        if index > start and tokens(chars + size, index + 1 - start) > context:
+            chunks.append(range(start, index))
+            start, chars = index, fixed_chars
+        chars += size
+        if tokens(chars, index + 1 - start) > context:
+            from memlens.errors import MemlensError
+
+            raise MemlensError(
+                f"the LLM labeler's prompt for one step needs ~{tokens(chars, 1):,} tokens, more "
+                f"than the labeling model's context of {context:,}: use a model or server with "
+                "a larger context (llama.cpp: --ctx-size per slot)")
+    chunks.append(range(start, len(step_chars)))
+    return chunks
+
+
 class LLMLabeler:
-    """Label steps with a chat model (temperature 0 by default; ``seed`` for repeat runs)."""
+    """Label steps with a chat model (temperature 0 by default; ``seed`` for repeat runs).
+
+    Prompts are sized to the model's context: ``context_tokens`` (else what the model reports:
+    ``model.context_tokens()``, e.g. llama.cpp's ``/props``; else unbounded). A response whose
+    prompt and reply would not fit is labeled in several calls over consecutive chunks of its
+    steps (``fitting_chunks``); responses that fit are asked exactly as before (same cache key).
+    """
 
     def __init__(self, model: ChatModel, ontology: Ontology, store=None, *,
                  temperature: float = 0.0, seed: int | None = None, max_tokens: int = 2048,
-                 structured: bool = True, progress: bool = False):
+                 structured: bool = True, progress: bool = False,
+                 context_tokens: int | None = None):
         self.model = model
+        self.context_tokens = context_tokens
+        """Context (prompt + reply tokens) the prompts are sized to; None: ask the model."""
         self.ontology = ontology
         self.store = store
         self.params = GenerationParams(
@@ -60,24 +117,42 @@ class LLMLabeler:
         results: list[list[str]] = [[] for _ in responses]
         self.failed_calls = set()
         todo = [index for index, steps in enumerate(responses) if steps]
-        requests = [ChatRequest(tuple(label_messages(self.ontology, responses[index])),
-                                self.params, tag="label/label") for index in todo]
-        validators = [partial(parse_labels, n_steps=len(responses[index]),
-                              ontology=self.ontology) for index in todo]
+        context = self._context()
+        fixed = sum(len(m["content"]) for m in label_messages(self.ontology, []))
+        parts = [(index, chunk) for index in todo for chunk in fitting_chunks(
+            fixed, [len(step) for step in responses[index]], context)]
+        requests = [ChatRequest(tuple(label_messages(
+            self.ontology, [responses[index][i] for i in chunk])), self.params,
+            tag="label/label") for index, chunk in parts]
+        validators = [partial(parse_labels, n_steps=len(chunk), ontology=self.ontology)
+                      for _, chunk in parts]
         checked = ask_json(self.model, requests, validators, store=self.store,
                            repair_prompt=REPAIR_PROMPT, progress=self.progress, desc="label")
-        for index, outcome in zip(todo, checked, strict=True):
+        by_response: dict[int, list] = {}
+        for (index, _), outcome in zip(parts, checked, strict=True):
+            by_response.setdefault(index, []).append(outcome)
+        for index in todo:
+            outcomes = by_response[index]
             self.counts.responses += 1
-            if outcome.ok:
-                results[index] = outcome.value
-                self.counts.valid_first_try += not outcome.repaired
-                self.counts.repaired += outcome.repaired
+            failed = next((outcome for outcome in outcomes if not outcome.ok), None)
+            if failed is None:
+                results[index] = [label for outcome in outcomes for label in outcome.value]
+                repaired = any(outcome.repaired for outcome in outcomes)
+                self.counts.valid_first_try += not repaired
+                self.counts.repaired += repaired
             else:
-                results[index] = self._give_up(index, responses[index], outcome.problem,
-                                               outcome.reply)
-                if outcome.failed_call:
+                results[index] = self._give_up(index, responses[index], failed.problem,
+                                               failed.reply)
+                if any(outcome.failed_call for outcome in outcomes):
                     self.failed_calls.add(index)
         return results
+
+    def _context(self) -> int | None:
+        """The context to size prompts to: ``context_tokens``, else the model's own report."""
+        if self.context_tokens is None:
+            report = getattr(self.model, "context_tokens", None)
+            self.context_tokens = (report() if callable(report) else None) or 0
+        return self.context_tokens or None
 
     def _give_up(self, index: int, steps: list[str], reason: str, reply: str) -> list[str]:
         self.counts.unlabeled += 1
