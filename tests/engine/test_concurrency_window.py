@@ -30,7 +30,7 @@ def model(server, **options):
 
 def test_concurrency_above_the_backend_default_is_honoured():
     # the backend's own default bound is 32; --concurrency 96 must give ~96 calls in flight
-    # (once slow start has opened the window: 4, then +1 per success)
+    # (once slow start has opened the window: 2, then +1 per success)
     with LoopbackServer(latency_s=0.3, record_requests=False) as server:
         backend = model(server)
         assert backend.max_concurrency == 32
@@ -103,7 +103,7 @@ def test_over_capacity_is_answered_at_once_and_recorded():
 
 
 def test_a_refused_key_costs_at_most_eight_requests():
-    # issue 23 (9): 26-32 requests left before the stop, one window of them; slow start sends 4,
+    # issue 23 (9): 26-32 requests left before the stop, one window of them; slow start sends 2,
     # the first 401 drops the window to one call, and the breaker stops on the second refusal
     from memlens.engine.breaker import AuthenticationStopped
 

@@ -34,8 +34,11 @@ from dataclasses import dataclass, field
 
 MIN_LIMIT = 1
 """The bound never falls below one call in flight."""
-INITIAL_LIMIT = 4
-"""Calls in flight before any has succeeded (slow start opens it from there)."""
+INITIAL_LIMIT = 2
+"""Calls in flight before any has succeeded (slow start opens it from there). Two, not four:
+a one-slot llama.cpp server on loaded cores took ≈ 34 s a call, so four queued calls already
+passed a 120-s limit (9 timed-out attempts in 26 calls at 4; the abandoned ones kept the slot
+busy)."""
 GROW_SHARE = 0.25
 """A success slower than this share of the attempt time limit (and slowed down, see
 ``LATENCY_GROWTH``) does not open the bound."""
@@ -60,8 +63,10 @@ class AdaptiveLimit:
 
     >>> window = AdaptiveLimit(8)
     >>> window.bound  # slow start: INITIAL_LIMIT calls before the first success
-    4
-    >>> window.succeeded(); window.succeeded(); window.bound  # +1 per success below ssthresh
+    2
+    >>> for _ in range(4):  # +1 per success below ssthresh
+    ...     window.succeeded()
+    >>> window.bound
     6
     >>> sent = window.epoch
     >>> window.throttled(sent); window.throttled(sent); window.limit  # one burst, one halving
