@@ -33,6 +33,7 @@ from typing import TypedDict
 
 from memlens.ontology.schema import symbol_sequence
 from memlens.rowkeys import join_key
+from memlens.store.rowtypes import declare_row_type
 
 DRIFT_TABLE = "audit_drift"
 PAIRS_TABLE = "audit_drift_pairs"
@@ -315,3 +316,7 @@ class DriftRow(_DriftRequired, _AnswerMetrics, total=False):
 
     excluded_orthogonality: bool
     """Flagged by the orthogonality filter: left out of the statistics."""
+
+
+declare_row_type(PAIRS_TABLE, PairRow)  # checked on every read (memlens.store.rowtypes)
+declare_row_type(DRIFT_TABLE, DriftRow)

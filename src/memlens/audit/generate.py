@@ -10,6 +10,7 @@ from typing import TypedDict
 
 from memlens.audit.config import AuditConfig
 from memlens.audit.design import Cell, sample_seed
+from memlens.store.rowtypes import declare_row_type
 
 STEPS_TABLE = "audit_steps"
 
@@ -44,6 +45,9 @@ class StepsRow(_StepsRequired, total=False):
 
     finish_reason: str | None
     """Rows of answered calls only."""
+
+
+declare_row_type(STEPS_TABLE, StepsRow)  # checked on every read (memlens.store.rowtypes)
 
 
 def question_prompt(question_text: str, config: AuditConfig) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TypedDict
 
 from memlens.audit.generate import STEPS_TABLE, StepsRow
+from memlens.store.rowtypes import declare_row_type
 
 LABELS_TABLE = "audit_labels"
 
@@ -23,6 +24,9 @@ class LabelsRow(TypedDict):
     """One ontology symbol id (or ``unlabeled``) per step."""
     status: str
     """``ok``, or ``failed_call`` (the labeler's call failed: retried by the next run)."""
+
+
+declare_row_type(LABELS_TABLE, LabelsRow)  # checked on every read (memlens.store.rowtypes)
 
 
 def steps_digest(steps: list[str]) -> str:

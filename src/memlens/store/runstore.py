@@ -45,7 +45,10 @@ from memlens.store.encoding import (
     redact_text,
     to_json,
 )
+from memlens.store.rowtypes import check_row, damaged, load_json
 
+_JSON_COLUMNS = frozenset({"messages", "params", "response", "value"})
+"""Columns of the built-in tables that hold JSON text."""
 DB_NAME = "memlens.sqlite"
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x6D6C6E73  # "mlns" in the SQLite header: this file is a memlens run store
@@ -291,14 +294,14 @@ class RunStore:
 
     def read_manifest(self) -> dict[str, Any]:
         """The whole manifest; always holds ``memlens_version`` and ``created_at``."""
-        return {name: json.loads(value)
+        return {name: load_json(value, self.path, f"manifest entry '{name}'")
                 for name, value in self._query("SELECT name, value FROM manifest ORDER BY rowid")}
 
     # -- request cache -------------------------------------------------------------------
     def get_response(self, key: str) -> ChatResponse | None:
         """The stored response for a cache key, or None (failures are not cache hits)."""
         found = self._query("SELECT response FROM responses WHERE key = ?", (key,))
-        return ChatResponse.from_dict(json.loads(found[0][0])) if found else None
+        return self._response(key, found[0][0]) if found else None
 
     def cached_responses(self, keys: Iterable[str]) -> dict[str, ChatResponse]:
         """Bulk form of ``get_response``: the stored responses among ``keys``."""
@@ -309,8 +312,17 @@ class RunStore:
             marks = ",".join("?" * len(chunk))
             for key, text in self._query(
                     f"SELECT key, response FROM responses WHERE key IN ({marks})", chunk):
-                found[key] = ChatResponse.from_dict(json.loads(text))
+                found[key] = self._response(key, text)
         return found
+
+    def _response(self, key: str, text: str) -> ChatResponse:
+        """A stored response; a torn or edited one is ``StoreDamaged``."""
+        where = f"table 'responses', row '{key}'"
+        data = load_json(text, self.path, where)
+        try:
+            return ChatResponse.from_dict(data)
+        except (TypeError, ValueError, KeyError, AttributeError) as error:
+            raise damaged(self.path, where, f"not a stored response ({error})") from None
 
     def put_response(self, key: str, request: ChatRequest, response: ChatResponse, *,
                      model_id: str = "") -> None:
@@ -377,7 +389,7 @@ class RunStore:
     def failures(self) -> list[dict[str, Any]]:
         """Calls still failed: key, model_id, tag, sample_index, messages, params, reason,
         attempts (summed over runs), created_at."""
-        return [_decode(row) for row in self.records("failures")]
+        return [_decode(row, self.path) for row in self.records("failures")]
 
     # -- generic stage tables ------------------------------------------------------------
     def put_rows(self, table: str, rows: list[dict], key: str = "id") -> None:
@@ -398,8 +410,12 @@ class RunStore:
         """Every row of a stage table in first-insertion order ([] if it does not exist)."""
         if table not in self.tables():
             return []
-        return [json.loads(text)
-                for (text,) in self._query(f"SELECT row FROM {self._stage(table)} ORDER BY rowid")]
+        rows = []
+        for key, text in self._query(f"SELECT key, row FROM {self._stage(table)} ORDER BY rowid"):
+            row = load_json(text, self.path, f"table '{table}', row '{key}'")
+            check_row(table, key, row, self.path)
+            rows.append(row)
+        return rows
 
     def row_keys(self, table: str) -> set[str]:
         """The keys present in a stage table (empty if it does not exist)."""
@@ -434,7 +450,14 @@ class RunStore:
             with self._mutex:
                 cursor = self._open_connection().execute(f"SELECT * FROM {table} ORDER BY rowid")
                 names = [column[0] for column in cursor.description]
-                return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+                records = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            for record in records:  # every JSON column is JSON (a response an object)
+                where = f"table '{table}', row '{record.get('key', record.get('name'))}'"
+                for name in set(record) & _JSON_COLUMNS:
+                    value = load_json(record[name], self.path, f"{where}, {name}")
+                    if name == "response" and not isinstance(value, dict):
+                        raise damaged(self.path, where, "the response is not a JSON object")
+            return records
         check_table_name(table)
         if table not in self.tables():
             known = ", ".join(sorted(RESERVED_TABLES) + self.tables())
@@ -468,8 +491,9 @@ def _rollback(conn: sqlite3.Connection) -> None:
             pass  # the transaction is gone either way
 
 
-def _decode(record: dict[str, Any]) -> dict[str, Any]:
+def _decode(record: dict[str, Any], path: Path) -> dict[str, Any]:
     for name in ("messages", "params"):
         if record.get(name):
-            record[name] = json.loads(record[name])
+            record[name] = load_json(record[name], path,
+                                     f"table 'failures', row '{record.get('key')}', {name}")
     return record
