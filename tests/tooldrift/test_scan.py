@@ -324,3 +324,34 @@ def test_build_scan_bad_inputs_are_one_error(tmp_path, capsys):
     assert "drop --dimension / --domains" in capsys.readouterr().err
     assert main(["tooldrift", "build", *models, "--out", str(tmp_path / "b")]) == 2
     assert "needs --dimension and --domains (or --scan DIR)" in capsys.readouterr().err
+
+
+def json_values():
+    from hypothesis import strategies as st
+
+    keys = st.sampled_from(["type", "properties", "enum", "$ref", "anyOf", "items", "default",
+                            "minimum", "description", "$defs", "required", "const", "x"])
+    leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5),
+                       st.sampled_from(["object", "string", "#/$defs/x", "#", "integer"]))
+    return st.recursive(leaves, lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=5)), max_leaves=25)
+
+
+def test_any_json_as_a_schema_is_a_result_or_one_memlens_error(tmp_path):
+    """Found by this test before it passed: a non-string $ref, an 'anyOf' that is not a list."""
+    from hypothesis import given, settings
+
+    from memlens.errors import MemlensError
+    from memlens.tooldrift.scan_outputs import write_scan
+    from memlens.tooldrift.scan_sources import ScannedTool, ToolSource
+
+    @settings(max_examples=300, deadline=None)
+    @given(json_values())
+    def check(schema):
+        source = ToolSource("tools-json", "fuzz", "fuzz", (ScannedTool("t", "", schema),), 0.0)
+        try:
+            write_scan(scan_source(source), tmp_path / "out", {})  # the outputs too
+        except MemlensError:
+            pass
+
+    check()

@@ -94,6 +94,8 @@ def check_schema(node: Any, root: dict, where: str, depth: int = 0,
         raise MemlensError(f"{where}: nested more than {MAX_DEPTH} levels deep")
     if isinstance(node, bool):  # ``true`` / ``false`` are schemas too
         return
+    if isinstance(node, dict) and "$ref" in node and not isinstance(node["$ref"], str):
+        raise MemlensError(f"{where}: $ref must be a string, got {node['$ref']!r}"[:300])
     if isinstance(node, dict) and "$ref" in node and node["$ref"] in seen:
         return  # a recursive type: already checked on this branch
     new_seen = seen | {node["$ref"]} if isinstance(node, dict) and "$ref" in node else seen
@@ -116,6 +118,8 @@ def check_schema(node: Any, root: dict, where: str, depth: int = 0,
             for name, child in children.items():
                 check_schema(child, root, f"{where}.{name}", depth + 1, new_seen)
     for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        if key in node and not isinstance(node[key], list):
+            raise MemlensError(f"{where}: '{key}' must be a list of schemas")
         for position, child in enumerate(node.get(key) or []):
             check_schema(child, root, f"{where}.{key}[{position}]", depth + 1, new_seen)
     for key in ("items", "additionalProperties", "not"):
