@@ -145,21 +145,26 @@ AUDIT_LIKE = ["I am 72 and retired.", "Well, er, anyway...", "I use a wheelchair
 
 
 @pytest.mark.embedded
+@pytest.mark.slow
 def test_threads_keep_the_text_and_the_default_is_one_slot():
     """Threads follow the machine (``memlens.models.cpu.auto_threads``) because they do not
     change a seeded reply; slots stay at one by default because batching does (measured: 8 of 8
     audit-like prompts alike at 2 threads vs 1, 0 of 8 at 4 slots decoding together)."""
+    import os
+
+    assert get_model("embedded").max_concurrency == 1
+    if os.getloadavg()[0] > 1.0:  # 2 llama.cpp threads on busy cores stall (> 600 s seen)
+        pytest.skip("two threads would collapse on these busy cores; measured in docs/models.md")
     from memlens.steps import REASONING_INSTRUCTION
 
     question = "How should someone handle a coworker who keeps interrupting them in meetings?"
     prompts = [[{"role": "user", "content": f"{memory}\n{question}\n\n{REASONING_INSTRUCTION}"}]
-               for memory in AUDIT_LIKE[:3]]
-    params = [GenerationParams(max_tokens=32, seed=seed) for seed in range(len(prompts))]
+               for memory in AUDIT_LIKE[:2]]
+    params = [GenerationParams(max_tokens=16, seed=seed) for seed in range(len(prompts))]
     one = get_model("embedded", n_parallel=1, n_threads=1)
     two = get_model("embedded", n_parallel=1, n_threads=2)
     assert [one.complete(p, q).text for p, q in zip(prompts, params, strict=True)] == \
         [two.complete(p, q).text for p, q in zip(prompts, params, strict=True)]
-    assert get_model("embedded").max_concurrency == 1
 
 
 @pytest.mark.embedded
@@ -176,6 +181,8 @@ def test_threads_and_parallel_flags_reach_models_built_from_strings():
 def test_threads_follow_the_free_cores():
     from memlens.models.cpu import auto_threads
 
-    # 2 cores: a second thread only while the other core is mostly idle
-    assert [auto_threads(2, load) for load in (0.0, 0.4, 0.6, 1.0, 7.5)] == [2, 2, 1, 1, 1]
-    assert auto_threads(1, 0.0) == 1 and auto_threads(16, 4.2) == 12
+    # one core kept for the rest of the process; 2 cores: always 1 (2 threads stall when the
+    # labeler or anything else takes a core)
+    assert [auto_threads(2, load) for load in (0.0, 0.4, 0.6, 1.0, 7.5)] == [1, 1, 1, 1, 1]
+    assert auto_threads(1, 0.0) == 1 and auto_threads(16, 4.2) == 11
+    assert [auto_threads(4, load) for load in (0.0, 1.0, 2.6, 9.0)] == [3, 2, 1, 1]

@@ -30,11 +30,12 @@ def add_call_flags(parser: argparse.ArgumentParser, *, attempts_flag: str = "--a
     parser.add_argument("--threads", dest="model_threads", type=at.int_range(1, 256),
                         metavar="N",
                         help="embedded model: CPU threads (default: the cores other work leaves "
-                             "free now, at least 1; never changes a reply)")
+                             "free now, minus one, at least 1 — 1 on 2 cores; never changes a "
+                             "reply)")
     parser.add_argument("--parallel", dest="model_parallel", type=at.int_range(1, 256),
                         metavar="N",
                         help="embedded model: requests decoded together (continuous batching; "
-                             "default 4 per thread, at most 8; never changes a reply)")
+                             "default 1: with more, the same seeded request can give other text)")
 
 
 def call_settings_for(args: argparse.Namespace):

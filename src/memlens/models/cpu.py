@@ -2,8 +2,8 @@
 now (the 1-minute load average, ``os.getloadavg``).
 
 Measured on 2 shared cores (``benchmarks/bench_embedded.py``, docs/models.md): llama.cpp with
-2 threads runs faster than with 1 on idle cores but collapses 5-9× as soon as other work takes
-a core, so a thread is only worth starting on a core that is free.
+2 threads runs faster than with 1 on idle cores but collapses 5-9× (or stalls) as soon as other
+work takes a core, so a thread is only worth starting on a core that is free — and stays free.
 """
 
 from __future__ import annotations
@@ -32,13 +32,18 @@ def current_load() -> float:
 
 
 def auto_threads(cores: int | None = None, load: float | None = None) -> int:
-    """Threads for a CPU-bound model: the cores not busy with other work, rounded, at least 1.
+    """Threads for a CPU-bound model: the cores other work leaves free (rounded), minus one kept
+    for the rest of this process (an audit labels with torch while it generates), at least 1.
 
-    >>> auto_threads(cores=2, load=0.2), auto_threads(cores=2, load=0.7), auto_threads(2, 3.0)
-    (2, 1, 1)
-    >>> auto_threads(cores=8, load=2.4)
-    6
+    On 2 cores that is 1 thread, whatever the load: llama.cpp's threads wait for each other, and
+    2 threads next to any other work stalled (> 600 s for 32 tokens at load 17; ≈ 5-9× slower at
+    load 10, docs/models.md). ``--threads N`` overrides.
+
+    >>> auto_threads(cores=2, load=0.0), auto_threads(cores=2, load=3.0), auto_threads(1, 0.0)
+    (1, 1, 1)
+    >>> auto_threads(cores=8, load=0.1), auto_threads(cores=8, load=2.4)
+    (7, 5)
     """
     cores = available_cores() if cores is None else cores
     load = current_load() if load is None else load
-    return max(1, min(cores, int(cores - load + 0.5)))
+    return max(1, min(cores, int(cores - load + 0.5)) - 1)
