@@ -203,7 +203,11 @@ def _run_eval(args: argparse.Namespace) -> int:
                         lm_eval_data=args.lm_eval_data, lm_eval_files=files,
                         lm_eval_max_tokens=args.lm_eval_max_tokens,
                         seed=args.seed, max_tokens=args.max_tokens)
+    from memlens.cli.call_flags import finished_status
+
     evaluate_models(config, Path(args.out), progress=not args.no_progress)
-    print(display_table(json.loads((Path(args.out) / "eval_report.json").read_text())["results"]))
+    results = json.loads((Path(args.out) / "eval_report.json").read_text())["results"]
+    print(display_table(results))
     print(f"table, report and figure in {args.out}")
-    return 0
+    return finished_status(sum(int(row.get("failed") or 0) for row in results),
+                           sum(int(row.get("n") or 0) for row in results), "generation calls")

@@ -227,8 +227,41 @@ def resolve_settings(cls: type[TrainingSettings], config_file: str | Path | None
         if value is not None:
             values[name] = _text_value(value)
             sources[name] = f"--{name.replace('_', '-')}"
-    merged_extra.update(extra or {})
+    for name, value in (extra or {}).items():
+        merged_extra[name] = value
+        sources[name] = f"--set {name}"
+    for name in list(merged_extra):  # a memlens setting given as a TRL field is still checked
+        if name in settings_fields(cls):
+            values[name] = _text_value(merged_extra.pop(name))
+            sources.setdefault(name, f"extra field '{name}'")
+    _check_extra(merged_extra, sources)
     return validate_settings(cls, {**values, "extra": merged_extra}, sources, "training settings")
+
+
+MANAGED_TRL_FIELDS = frozenset({"output_dir", "use_cpu", "report_to", "save_strategy",
+                                "activation_checkpointing", "warmup_steps", "logging_dir"})
+"""TRL fields memlens sets itself (``to_trl_kwargs``): ``--output`` decides where the model goes,
+so ``--set output_dir=/etc`` must not silently override it."""
+
+
+def _check_extra(extra: dict[str, Any], sources: dict[str, str]) -> None:
+    """Refuse TRL pass-through fields memlens manages and numbers that are not finite (``nan``,
+    ``inf`` as JSON-like text included): TRL would accept them and train on garbage."""
+    import math
+
+    for name, value in extra.items():
+        where = sources.get(name, f"extra field '{name}'")
+        if name in MANAGED_TRL_FIELDS:
+            raise MemlensError(f"{where}: '{name}' is set by memlens (use --output for where the "
+                               "model is written); it cannot be overridden")
+        number = value
+        if isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                continue
+        if isinstance(number, float) and not math.isfinite(number):
+            raise MemlensError(f"{where}: setting '{name}' must be a finite number, got {value!r}")
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

@@ -70,12 +70,14 @@ def length_difference(row: dict) -> int:
     return abs(len(_text(row["chosen"]).split()) - len(_text(row["rejected"]).split()))
 
 
-def mix_general(rows: list[dict], path: str | Path, fraction: float, max_length_difference: int,
-                seed: int) -> tuple[list[dict], dict]:
-    """``rows`` plus sampled general pairs, and the counts of what was read, dropped and kept."""
+def mix_general(rows: list[dict], general: str | Path | list[dict], fraction: float,
+                max_length_difference: int, seed: int) -> tuple[list[dict], dict]:
+    """``rows`` plus sampled general pairs, and the counts of what was read, dropped and kept;
+    ``general`` is the file, or its rows as ``read_general`` returned them."""
     if not 0.0 <= fraction < 1.0:
         raise MemlensError(f"--mix-fraction must be in [0, 1), got {fraction}")
-    general = read_general(path)
+    if not isinstance(general, list):
+        general = read_general(general)
     ties = [row for row in general if is_tie(row)]
     usable = [row for row in general if not is_tie(row)]
     kept = [row for row in usable if length_difference(row) <= max_length_difference]

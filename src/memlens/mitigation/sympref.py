@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from memlens.errors import MemlensError
 from memlens.fileio import atomic_write_text, output_dir
 from memlens.mitigation.judging import (
     SCORE_SCHEMA,
@@ -25,7 +26,7 @@ from memlens.mitigation.judging import (
     score_messages,
     verdict,
 )
-from memlens.mitigation.mixing import mix_general
+from memlens.mitigation.mixing import mix_general, read_general
 from memlens.mitigation.personas import Persona, load_personas, sample_personas
 from memlens.mitigation.rewrite import finish_rewrite, rewrite_messages
 from memlens.pydantic_config import (
@@ -218,6 +219,9 @@ def build_sympref(config: SymPrefConfig, out: Path, *, progress: bool = True,
     models = models or {}
     questions = load_questions(config.questions)[: config.limit]
     personas = load_personas(config.personas)
+    general = read_general(config.mix) if config.mix else None  # refused before any call
+    if config.mix and not config.mix_fraction < 1.0:
+        raise MemlensError(f"--mix-fraction must be in [0, 1), got {config.mix_fraction}")
     output_dir(out, "--out folder")
     with RunStore(out) as store:
         open_run_manifest(store, "sympref", asdict(config), runtime_only=SYMPREF_RUNTIME_ONLY,
@@ -238,7 +242,7 @@ def build_sympref(config: SymPrefConfig, out: Path, *, progress: bool = True,
     counts = _counts(questions, rows, pairs, dataset_rows, config.pairs_per_prompt)
     counts["rewrites"] = rewrites
     if config.mix:
-        dataset_rows, counts["mix"] = mix_general(dataset_rows, config.mix, config.mix_fraction,
+        dataset_rows, counts["mix"] = mix_general(dataset_rows, general, config.mix_fraction,
                                                   config.max_length_difference, config.seed)
     counts["total_rows"] = len(dataset_rows)
     counts["splits"] = save_dataset(dataset_rows, out, test_fraction=config.test_fraction,

@@ -29,7 +29,8 @@ def read_jsonl(path: str | Path, required: tuple[str, ...],
         for name in required:
             if name not in row:
                 raise MemlensError(f"{label}:{number}: missing field '{name}'")
-            if not isinstance(row[name], str | int) or isinstance(row[name], bool):
+            allowed = str | int if name == "id" else str  # ids may be numbers, text may not
+            if not isinstance(row[name], allowed) or isinstance(row[name], bool):
                 raise MemlensError(f"{label}:{number}: field '{name}' must be a string")
         row["id"] = str(row["id"])
         ids.add(row["id"], number)
