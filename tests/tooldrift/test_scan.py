@@ -355,3 +355,33 @@ def test_any_json_as_a_schema_is_a_result_or_one_memlens_error(tmp_path):
             pass
 
     check()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--module", "no_such_module_for_scan"], "--module 'no_such_module_for_scan': cannot import "
+                                             "it (ModuleNotFoundError"),
+    (["--module", "json"], None),  # the standard library's json: public functions, no error
+])
+def test_module_source_errors(tmp_path, capsys, flags, message):
+    status = main(["tooldrift", "scan", *flags, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    if message is None:
+        assert status == 0
+    else:
+        assert status == 2 and message in err and "Traceback" not in err
+
+
+def test_tools_file_that_is_not_json_or_has_no_tools(tmp_path, capsys):
+    (tmp_path / "bad.json").write_text("[{\"name\": ")
+    assert main(["tooldrift", "scan", "--tools-json", str(tmp_path / "bad.json"),
+                 "--out", str(tmp_path / "out")]) == 2
+    assert f"{tmp_path / 'bad.json'}" in capsys.readouterr().err
+    write_tools(tmp_path / "empty.json", {"tools": []})
+    assert main(["tooldrift", "scan", "--tools-json", str(tmp_path / "empty.json"),
+                 "--out", str(tmp_path / "out")]) == 2
+    assert "expected a non-empty list of tools" in capsys.readouterr().err
+    write_tools(tmp_path / "noschema.json", [{"name": "t"}])
+    assert main(["tooldrift", "scan", "--tools-json", str(tmp_path / "noschema.json"),
+                 "--out", str(tmp_path / "out")]) == 2
+    assert "tool 0 (t): no 'parameters', 'input_schema' or 'inputSchema'" in \
+        capsys.readouterr().err
