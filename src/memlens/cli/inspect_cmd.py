@@ -26,12 +26,32 @@ def run_import(args: argparse.Namespace) -> int:
     from memlens.cli.audit_cmd import summary_text
     from memlens.cli.call_flags import finished_status
     from memlens.inspect_ext.importer import import_inspect_log
+    from memlens.inspect_ext.logread import read_audit_log
 
-    result = import_inspect_log(args.log, args.out, progress=not args.no_progress)
+    logged = read_audit_log(args.log)
+    if logged.kind == "tool_drift":
+        return import_tool_drift(logged, args)
+    result = import_inspect_log(logged, args.out, progress=not args.no_progress)
     if not args.no_report:
         from memlens.report import build_report
 
         result.report = str(build_report(args.out))
     print(summary_text(result))
     return finished_status(result.calls.get("failed", 0), result.calls.get("pending", 0),
+                           what="logged samples")
+
+
+def import_tool_drift(logged, args: argparse.Namespace) -> int:
+    """A ``memlens/tool_drift`` log -> a tool-drift run directory (``tooldrift.json``, html)."""
+    from pathlib import Path
+
+    from memlens.cli.call_flags import finished_status
+    from memlens.inspect_ext.importer import import_tooldrift_log
+    from memlens.tooldrift.report import format_table
+
+    summary = import_tooldrift_log(logged, args.out, progress=not args.no_progress)
+    print(format_table(summary))
+    print(f"wrote {Path(args.out) / 'tooldrift.json'} and {Path(args.out) / 'tooldrift.html'}")
+    failed = summary["counts"].get("failed_calls", 0)
+    return finished_status(failed, summary["counts"].get("calls", 0) + failed,
                            what="logged samples")

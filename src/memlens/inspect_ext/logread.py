@@ -49,15 +49,19 @@ class LoggedReply:
     finish_reason: str = "stop"
     latency_s: float = 0.0
     error: str | None = None
+    tool_calls: tuple[tuple[str, str], ...] = ()
+    """(name, arguments JSON) of each tool call (``memlens/tool_drift``)."""
 
 
 @dataclass
 class LoggedAudit:
-    """What an inspect log of ``memlens/reasoning_drift`` holds, in memlens's terms."""
+    """What an inspect log of ``memlens/reasoning_drift`` (or ``memlens/tool_drift``) holds, in
+    memlens's terms."""
 
     path: str
     config: object
-    """The task's ``memlens.audit.AuditConfig`` (its ``model`` is the preset's: not used)."""
+    """``reasoning_drift``: the task's ``memlens.audit.AuditConfig`` (its ``model`` is the
+    preset's: not used); ``tool_drift``: the task's settings (a dict)."""
     inputs: dict
     model: str
     """The audited model's inspect name (``mockllm/model``, ``openai-api/local/m``…)."""
@@ -67,6 +71,8 @@ class LoggedAudit:
     labels: list[dict] = field(default_factory=list)
     """``audit_labels`` rows from the scorer's metadata (failed labeler calls left out)."""
     cell_ids: list[str] = field(default_factory=list)
+    kind: str = "reasoning_drift"
+    """``reasoning_drift`` or ``tool_drift``."""
 
 
 def read_log(path: str | Path):
@@ -91,10 +97,17 @@ def _messages(sample) -> list[dict]:
     return [{"role": message.role, "content": message.text} for message in sample.input]
 
 
+def _tool_calls(output) -> tuple[tuple[str, str], ...]:
+    """(name, arguments JSON) of the reply's tool calls, from inspect's parsed message."""
+    calls = (output.message.tool_calls or []) if output and output.message else []
+    return tuple((call.function, json.dumps(call.arguments, ensure_ascii=False))
+                 for call in calls)
+
+
 def _reply(sample) -> LoggedReply:
     if sample.error is not None:
         return LoggedReply(error=f"inspect sample error: {str(sample.error.message)[:300]}")
-    from memlens.inspect_ext.replytext import reply_text
+    from memlens.inspect_ext.replytext import raw_tool_calls, reply_text
 
     output = sample.output
     usage = output.usage if output else None
@@ -103,7 +116,8 @@ def _reply(sample) -> LoggedReply:
         prompt_tokens=(usage.input_tokens if usage else 0) or 0,
         completion_tokens=(usage.output_tokens if usage else 0) or 0,
         finish_reason=FINISH_REASONS.get(output.stop_reason if output else "stop", "stop"),
-        latency_s=float((output.time if output else 0.0) or 0.0))
+        latency_s=float((output.time if output else 0.0) or 0.0),
+        tool_calls=raw_tool_calls(sample.events) or _tool_calls(output))
 
 
 def _labels_row(sample) -> dict | None:
@@ -115,15 +129,25 @@ def _labels_row(sample) -> dict | None:
             "labels": list(meta["labels"]), "status": "ok"}
 
 
+def _public_url(url: str | None) -> str | None:
+    from memlens.models.public import public_base_url
+
+    return public_base_url(url) if url else None
+
+
 def read_audit_log(path: str | Path) -> LoggedAudit:
-    """Read and check a ``memlens/reasoning_drift`` log (see the module docstring)."""
+    """Read and check a ``memlens/reasoning_drift`` or ``memlens/tool_drift`` log (see the
+    module docstring)."""
     from memlens.audit.config import build_config
 
     log = read_log(path)
-    meta = (log.eval.metadata or {}).get("memlens")
-    if not isinstance(meta, dict) or "config" not in meta:
-        raise MemlensError(f"{path} is not a log of memlens/reasoning_drift (task "
-                           f"{log.eval.task!r} has no memlens settings in its metadata)")
+    metadata = log.eval.metadata or {}
+    kind = "tool_drift" if isinstance(metadata.get("memlens_tooldrift"), dict) \
+        else "reasoning_drift"
+    meta = metadata.get("memlens_tooldrift") or metadata.get("memlens")
+    if not isinstance(meta, dict) or not ("config" in meta or "settings" in meta):
+        raise MemlensError(f"{path} is not a log of memlens/reasoning_drift or memlens/tool_drift "
+                           f"(task {log.eval.task!r} has no memlens settings in its metadata)")
     if int(meta.get("task_format", 0)) > TASK_FORMAT:
         raise MemlensError(f"{path} was written by a newer memlens task (format "
                            f"{meta['task_format']}); upgrade memlens to import it")
@@ -134,14 +158,16 @@ def read_audit_log(path: str | Path) -> LoggedAudit:
     if not log.samples:
         raise MemlensError(f"{path} holds no samples (was it run with --no-log-samples, or "
                            "stopped before the first sample?)")
-    config = build_config(dict(meta["config"]), f"{path}: memlens settings")
+    config = (dict(meta["settings"]) if kind == "tool_drift"
+              else build_config(dict(meta["config"]), f"{path}: memlens settings"))
     logged = LoggedAudit(path=str(path), config=config, inputs=dict(meta.get("inputs") or {}),
+                         kind=kind,
                          model=str(log.eval.model), eval_info={
                              "eval_id": log.eval.eval_id, "run_id": log.eval.run_id,
                              "task": log.eval.task, "created": log.eval.created,
                              "status": log.status,
                              "inspect_version": (log.eval.packages or {}).get("inspect_ai"),
-                             "model_base_url": log.eval.model_base_url})
+                             "model_base_url": _public_url(log.eval.model_base_url)})
     for sample in log.samples:
         seed = ((sample.metadata or {}).get("generation") or {}).get("seed")
         logged.replies[reply_key(_messages(sample), seed)] = _reply(sample)

@@ -10,7 +10,7 @@ Its model id ``inspect:<inspect model name>`` keys the run's request cache.
 from __future__ import annotations
 
 from memlens.inspect_ext.logread import LoggedAudit, reply_key
-from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
+from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError, ToolCall
 
 MODEL_PREFIX = "inspect:"
 """Model ids of imported inspect runs start with this."""
@@ -29,11 +29,11 @@ class LoggedReplies:
     ('inspect:mockllm/model', 'a')
     """
 
-    supports_tools = False
     max_concurrency = 8
 
     def __init__(self, logged: LoggedAudit):
         self.model_id = MODEL_PREFIX + logged.model
+        self.supports_tools = logged.kind == "tool_drift"  # the calls were made natively
         self._logged = logged
 
     def complete(self, messages: list[Message], params: GenerationParams) -> ChatResponse:
@@ -48,4 +48,6 @@ class LoggedReplies:
         return ChatResponse(text=reply.text, prompt_tokens=reply.prompt_tokens,
                             completion_tokens=reply.completion_tokens,
                             finish_reason=reply.finish_reason, latency_s=reply.latency_s,
+                            tool_calls=[ToolCall(name, arguments)
+                                        for name, arguments in reply.tool_calls],
                             raw={"source": "inspect log"})

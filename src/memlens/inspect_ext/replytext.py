@@ -44,6 +44,34 @@ def raw_reply(events) -> str | None:
     return None
 
 
+def raw_tool_calls(events) -> tuple[tuple[str, str], ...]:
+    """(name, arguments JSON as the server sent it) of the last model call's tool calls.
+
+    >>> from types import SimpleNamespace as NS
+    >>> call = {"function": {"name": "f", "arguments": '{"a": 1}'}}
+    >>> raw_tool_calls([NS(event="model", call=NS(response={"choices": [
+    ...     {"message": {"content": None, "tool_calls": [call]}}]}))])
+    (('f', '{"a": 1}'),)
+    """
+    for event in reversed(list(events or [])):
+        if getattr(event, "event", None) != "model":
+            continue
+        response = getattr(getattr(event, "call", None), "response", None)
+        choices = response.get("choices") if isinstance(response, dict) else None
+        if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+            return ()
+        calls = (choices[0].get("message") or {}).get("tool_calls") or []
+        found = []
+        for call in calls:
+            function = call.get("function") or {} if isinstance(call, dict) else {}
+            name, arguments = function.get("name"), _text(function.get("arguments"))
+            if not isinstance(name, str) or arguments is None:
+                return ()
+            found.append((name, arguments))
+        return tuple(found)
+    return ()
+
+
 def rebuilt_reply(message) -> str:
     """The reply rebuilt from an inspect assistant message's parts.
 

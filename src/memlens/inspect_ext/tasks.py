@@ -15,6 +15,8 @@ from memlens.inspect_ext.dataset import audit_samples
 from memlens.inspect_ext.params import DEFAULT_PRESET, task_config
 from memlens.inspect_ext.scorer import reasoning_steps
 from memlens.inspect_ext.solver import memlens_generate
+from memlens.inspect_ext.tool_scorer import tool_arguments
+from memlens.inspect_ext.tool_solver import memlens_tool_call
 
 TASK_FORMAT = 1
 """Version of the task's log layout (metadata keys) that ``memlens import-inspect`` reads."""
@@ -54,3 +56,33 @@ def reasoning_drift(preset: str | None = DEFAULT_PRESET, config: str | None = No
         metadata={"memlens": {"task_format": TASK_FORMAT, "memlens_version": __version__,
                               "config": public_config(audit.model_dump()), "inputs": inputs}},
         version=TASK_FORMAT)
+
+
+@task
+def tool_drift(k: int = 5, limit: int | None = None, seed: int = 0, temperature: float = 0.7,
+               max_tokens: int = 512, tool_choice: str = "entry", data: str | None = None,
+               n_bootstrap: int = 10_000) -> Task:
+    """memlens's tool-drift design (MemDrift, Setting 1: memory verbatim in the system prompt):
+    every entry × {base, neutral, biased} memory × ``k`` calls through inspect's tool calling.
+    The parameters are ``memlens tooldrift run``'s (``data``: a MemDrift folder, default the
+    bundled sample; ``limit``: the first N entries)."""
+    from memlens import __version__
+    from memlens.inspect_ext.tokens import ensure_token_encoding
+    from memlens.inspect_ext.tool_dataset import tooldrift_samples
+    from memlens.tooldrift.loader import load_dataset
+    from memlens.tooldrift.runner import RunConfig, dataset_inputs
+
+    config = RunConfig(k=k, limit=limit, seed=seed, temperature=temperature,
+                       max_tokens=max_tokens, tool_choice=tool_choice, n_bootstrap=n_bootstrap)
+    dataset = load_dataset(data)
+    samples_ = tooldrift_samples(config, dataset)
+    ensure_token_encoding()
+    settings = {"k": k, "limit": limit, "seed": seed, "temperature": temperature,
+                "max_tokens": max_tokens, "tool_choice": tool_choice, "data": data,
+                "n_bootstrap": n_bootstrap}
+    return Task(dataset=samples_, solver=memlens_tool_call(), scorer=tool_arguments(),
+                metadata={"memlens_tooldrift": {"task_format": TASK_FORMAT,
+                                                "memlens_version": __version__,
+                                                "settings": settings,
+                                                "inputs": dataset_inputs(dataset)}},
+                version=TASK_FORMAT)
