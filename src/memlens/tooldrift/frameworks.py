@@ -12,7 +12,8 @@ SimpleMem: ``simplemem_adapter`` (verbatim storage, dense retrieval). MemPalace:
 ``mempalace_adapter`` (its own venv, one worker process per run; whole conversations mined in
 exchange mode, MemPalace's search, a cosine cut-off applied by memlens). LangMem:
 ``langmem_adapter`` (its manage / search memory tools over a LangGraph store). Graphiti:
-``graphiti_adapter`` (embedded Kuzu, its hybrid BM25 + cosine edge search). Reference arms:
+``graphiti_adapter`` (embedded Kuzu, its hybrid BM25 + cosine edge search). A-MEM:
+``amem_adapter`` (LLM-built notes and memory evolution; needs an LLM). Reference arms:
 ``reference_arms`` (full context, naive RAG). All behind one registry, :data:`REGISTRY`: each
 entry opens a client with ``add`` / ``search`` / ``get_all`` / ``retrieval_settings`` /
 ``close``, and :class:`FrameworkMemory` does the rest the same way for every system (encode
@@ -288,6 +289,14 @@ def _open_graphiti(workdir: Path, llm: str | None, top_k: int,
                            limit=top_k, threshold=threshold)
 
 
+def _open_amem(workdir: Path, llm: str | None, top_k: int, threshold: float) -> FrameworkMemory:
+    from memlens.tooldrift.amem_adapter import AMemClient
+
+    # A-MEM builds every note with its LLM: AMemClient refuses to start without one
+    return FrameworkMemory("amem", AMemClient(workdir, llm, top_k=top_k), infer=True,
+                           limit=top_k, threshold=threshold)
+
+
 def _open_full_context(workdir: Path, llm: str | None, top_k: int,
                        threshold: float) -> FrameworkMemory:
     from memlens.tooldrift.reference_arms import FullContextClient
@@ -326,6 +335,9 @@ REGISTRY: dict[str, Framework] = {f.name: f for f in (
               "LangMem: manage/search memory tools over a LangGraph store, no cut-off"),
     Framework("graphiti", _open_graphiti, 0.6,
               "Graphiti on embedded Kuzu: BM25 + cosine (> 0.6, its default), RRF"),
+    Framework("amem", _open_amem, -1.0,
+              "A-MEM: LLM-built notes with memory evolution (needs --framework-llm), "
+              "ChromaDB, no cut-off"),
     Framework("full_context", _open_full_context, -1.0,
               "reference arm: every memory verbatim, no retrieval", reference=True),
     Framework("naive_rag", _open_naive_rag, -1.0,
