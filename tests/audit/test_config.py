@@ -18,7 +18,7 @@ def test_defaults_follow_the_paper():
 
 def test_quick_preset_budget_fits_ten_minutes():
     quick = build_config({"preset": "quick"})
-    assert quick.model == "embedded" and quick.labeler == "embedded"
+    assert quick.model == "embedded" and quick.labeler == "embedded-abstain"
     conditions = len(quick.stimulus_categories) * quick.stimuli_per_category
     calls = quick.n_questions * (conditions + quick.samples + 1)
     assert calls == 16 * 13

@@ -26,6 +26,7 @@ from memlens.audit.drift import (
 )
 from memlens.audit.generate import STEPS_TABLE, StepsRow
 from memlens.audit.labels import LABELS_TABLE, LabelsRow
+from memlens.ontology.labelers import is_embedded
 
 FLAG = "excluded_orthogonality"  # memlens.audit.orthogonality.FLAG (no import: no cycle)
 
@@ -354,7 +355,7 @@ class _Stages:
 
         config, totals = self.config, self.totals
         clock, cpu = time.perf_counter(), time.thread_time()
-        batch = config.label_batch if config.labeler == "embedded" else \
+        batch = config.label_batch if is_embedded(config.labeler) else \
             max(config.label_batch, len(self.state.steps_of(ids)))
         labelled = run_labeling(self.store, self.make_labeler, batch=batch, progress=progress,
                                 state=self.state, questions=ids)

@@ -26,8 +26,9 @@ class AuditConfig(BaseModel):
 
     model: str = "embedded"
     """Model string of the audited model (see ``memlens.models.get_model``)."""
-    labeler: str = "embedded"
-    """``embedded`` (MiniLM, offline) or a model string for the LLM labeler."""
+    labeler: str = "embedded-abstain"
+    """``embedded-abstain`` (MiniLM, offline, leaves no-value steps unlabeled: the default),
+    ``embedded`` (MiniLM, labels every step) or a model string for the LLM labeler."""
     questions: str | None = None
     """Path to a questions file (JSONL/CSV); None = the bundled benchmark."""
     n_questions: int | None = Field(default=None, ge=1)
@@ -119,7 +120,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # minimum detectable life-event elevation is +10 % DTW (paper-sized effect: +23 %).
     "quick": {
         "model": "embedded",
-        "labeler": "embedded",
+        "labeler": "embedded-abstain",
         "n_questions": 16,
         "stimulus_categories": [
             "filler", "whitespace", "punctuation",

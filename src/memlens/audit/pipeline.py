@@ -31,6 +31,7 @@ from memlens.audit.orthogonality import (
 )
 from memlens.audit.quality import data_quality, segmentation_drift
 from memlens.errors import MemlensError
+from memlens.ontology.labelers import is_embedded
 
 if TYPE_CHECKING:
     from memlens.stats.results import AuditStats
@@ -340,7 +341,7 @@ def labeler_options(config: AuditConfig) -> dict:
     """``--concurrency`` bounds an API labeler's calls too (its backend's own default is 32)."""
     from memlens.models.registry import API_BACKENDS, parse_model_string
 
-    if config.labeler == "embedded" or config.concurrency is None:
+    if is_embedded(config.labeler) or config.concurrency is None:
         return {}
     if parse_model_string(config.labeler.removeprefix("llm:"))[0] not in API_BACKENDS:
         return {}

@@ -22,6 +22,7 @@ import numpy as np
 from memlens.audit.config import AuditConfig
 from memlens.audit.design import control_samples
 from memlens.errors import MemlensError
+from memlens.ontology.labelers import is_embedded
 from memlens.stats.power import (
     PAPER_EFFECT_PCT,
     TARGET_POWER,
@@ -253,7 +254,7 @@ def question_cost(config: AuditConfig) -> QuestionCost:
         perturbed_prompt_tokens=perturbed_tokens / n,
         life_event_conditions=classes.get("life_event", 0) // n,
         samples=config.samples, max_tokens=config.max_tokens,
-        llm_labeler=config.labeler != "embedded", available_questions=n,
+        llm_labeler=not is_embedded(config.labeler), available_questions=n,
         values_per_category=_values_per_category(config, stimuli))
 
 
@@ -473,7 +474,7 @@ def labeling_plan(config: AuditConfig, responses: int) -> LabelingPlan | None:
     """The LLM labeler's calls and tokens for ``responses`` responses (None: the embedded
     labeler makes no model call). Prompt tokens are estimated (``estimate_prompt_tokens``)
     over the labeler's real request for a response without steps, reply schema included."""
-    if config.labeler == "embedded":
+    if is_embedded(config.labeler):
         return None
     import inspect
     import json

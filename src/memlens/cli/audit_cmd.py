@@ -54,7 +54,9 @@ def register(subparsers) -> None:
         description="questions x memory conditions -> responses -> steps -> labels -> drift -> "
                     "statistics -> report. Re-run the same command to resume.")
     audit.add_argument("--model", help="model string (default: embedded)")
-    audit.add_argument("--labeler", help="'embedded' or a model string (default: embedded)")
+    audit.add_argument("--labeler", help="'embedded-abstain' (MiniLM; no-value steps left "
+                       "unlabeled), 'embedded' (MiniLM; every step labelled) or a model string "
+                       "(default: embedded-abstain)")
     audit.add_argument("--questions", metavar="FILE", help="questions file (default: bundled)")
     audit.add_argument("--stimuli", metavar="FILE", help="stimuli catalogue (default: bundled)")
     audit.add_argument("--ontology", metavar="FILE", help="ontology file (default: bundled)")

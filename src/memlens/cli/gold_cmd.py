@@ -70,7 +70,9 @@ def _build_labeler(args: argparse.Namespace, ontology):
         options["abstain"] = True
     if args.extra_examples:
         options["extra_examples"] = True
-    if options and args.labeler != "embedded":
+    from memlens.ontology.labelers import is_embedded
+
+    if options and not is_embedded(args.labeler):
         raise MemlensError("--classifier, --abstain, --extra-examples and --min-margin apply "
                            "only to --labeler embedded")
     return get_labeler(args.labeler, ontology=ontology, **options)

@@ -23,8 +23,29 @@ class Labeler(Protocol):
         ...
 
 
+EMBEDDED_SPECS: dict[str, dict] = {
+    "embedded": {},
+    "embedded-abstain": {"abstain": True, "extra_examples": True},
+}
+"""The embedded (MiniLM) labelers by spec: ``embedded`` labels every step with its nearest
+prototype; ``embedded-abstain`` (the audit default) leaves a step ``unlabeled`` when a no-value
+prototype is nearer, with two extra realistic examples per symbol. On the held-out gold steps
+from real SmolLM2 responses (n = 277, a third of them carrying no value) root accuracy 28.2 % →
+64.3 %, Cohen's κ 0.196 → 0.486 (docs/ontology.md)."""
+
+
+def is_embedded(spec: str) -> bool:
+    """Whether ``spec`` names an embedded (MiniLM, offline) labeler.
+
+    >>> is_embedded("embedded-abstain"), is_embedded("openai:gpt-4.1-mini")
+    (True, False)
+    """
+    return spec in EMBEDDED_SPECS
+
+
 def get_labeler(spec: str, ontology: Ontology | None = None, store=None, **options) -> Labeler:
-    """The one labeler factory: ``"embedded"`` → ``EmbeddedLabeler``, ``"keyword"`` →
+    """The one labeler factory: ``"embedded"`` / ``"embedded-abstain"`` → ``EmbeddedLabeler``
+    (:data:`EMBEDDED_SPECS`), ``"keyword"`` →
     ``KeywordLabeler`` (trigger words, no model: smoke runs and tests), otherwise a model string
     → ``LLMLabeler(get_model(spec))``. A ``llm:`` prefix forces the LLM labeler, so
     ``"llm:embedded"`` labels with the embedded chat model (SmolLM2) instead of MiniLM.
@@ -48,10 +69,10 @@ def get_labeler(spec: str, ontology: Ontology | None = None, store=None, **optio
         if options:
             raise MemlensError(f"labeler 'keyword' takes no options (got {', '.join(options)})")
         return KeywordLabeler(ontology)
-    if spec == "embedded":
+    if is_embedded(spec):
         from memlens.ontology.embedded_labeler import EmbeddedLabeler
 
-        return EmbeddedLabeler(ontology, **options)
+        return EmbeddedLabeler(ontology, **{**EMBEDDED_SPECS[spec], **options})
     from memlens.models import get_model
     from memlens.ontology.llm_labeler import LLMLabeler
 
