@@ -136,3 +136,29 @@ def test_sigma_zero_noise_gives_null_not_a_crash(simulate, tiered_effects):
     result = analyze(table, n_bootstrap=100, mixed_model=False)
     assert result.metrics["dtw"].categories["age"].d_rel is None
     json.dumps(result.to_json(), allow_nan=False)
+
+
+def test_zero_floor_elevation_is_undefined_and_few_questions_not_interpretable():
+    """A floor of rounding residue (−2.8e-17) once printed an elevation of 1.37e18 %."""
+    import numpy as np
+    import pandas as pd
+
+    from memlens.stats.bootstrap import Moments, elevation_pct
+
+    residue = Moments(np.array([2.0]), np.array([-2.8e-17]), np.array([0.0]))
+    treated = Moments(np.array([2.0]), np.array([0.4]), np.array([0.0]))
+    assert np.isnan(elevation_pct(treated, residue)).all()
+    rows = []
+    for q in range(4):
+        for category, klass, value in (("no_perturbation", "control", 0.3),
+                                       ("filler", "noise", 0.31 + 0.01 * q),
+                                       ("whitespace", "noise", 0.29 + 0.01 * q),
+                                       ("age", "persona", 0.5 + 0.02 * q),
+                                       ("job_loss", "life_event", 0.6)):
+            rows.append({"question_id": f"q{q}", "condition_class": klass,
+                         "category": category, "dtw": value})
+    from memlens.stats import analyze
+
+    stats = analyze(pd.DataFrame(rows), n_bootstrap=200, mixed_model=False)
+    age = stats.metrics["dtw"].categories["age"]
+    assert age.n_questions == 4 and not age.interpretable

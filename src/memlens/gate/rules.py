@@ -110,10 +110,13 @@ def d_rel_rule(run: RunStats, policy: Policy, label: str) -> RuleResult:
                                              "persona d_rel is not interpretable")
     metrics = run.stats.metrics
     _check_metrics(metrics, policy.metrics, f"statistics of {label}")
-    offenders, checked = [], 0
+    offenders, checked, too_few = [], 0, []
     for metric in policy.metrics:
         for category, row in metrics[metric].categories.items():
             if row.condition_class not in policy.classes:
+                continue
+            if not row.interpretable:
+                too_few.append(f"{category} ({metric}): {row.n_questions} questions")
                 continue
             checked += 1
             low, high = row.d_rel_ci
@@ -123,6 +126,9 @@ def d_rel_rule(run: RunStats, policy: Policy, label: str) -> RuleResult:
                                  f"n = {row.n} rows, {row.n_questions} questions")
     summary = (f"{len(offenders)} of {checked} {'/'.join(policy.classes)} categories of {label} "
                f"have a d_rel CI lower bound above {number(limit, '+.3f')}")
+    if not offenders and too_few:
+        return RuleResult(name, "undecided", summary + f"; {len(too_few)} categories rest on "
+                          "fewer than 8 questions (not interpretable)", tuple(too_few))
     return RuleResult(name, "fail" if offenders else "pass", summary, tuple(offenders))
 
 

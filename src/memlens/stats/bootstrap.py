@@ -180,10 +180,21 @@ def d_rel(treated: Moments, reference: Moments) -> np.ndarray:
         return np.where(sd > 0, (treated.mean - reference.mean) / sd, np.nan)
 
 
+ZERO_FLOOR = 1e-12
+"""A reference mean this close to 0 is 0 (rounding residue such as −2.8e-17 once gave an
+elevation of 1.37e18 %): elevation in % of it is undefined (NaN)."""
+
+
 def elevation_pct(treated: Moments, reference: Moments) -> np.ndarray:
-    """100 · (μ_treated − μ_reference) / μ_reference; NaN where μ_reference is 0."""
+    """100 · (μ_treated − μ_reference) / μ_reference; NaN where μ_reference is 0 (within
+    :data:`ZERO_FLOOR`).
+
+    >>> m = lambda x: Moments(np.array([1.0]), np.array([x]), np.array([0.0]))
+    >>> elevation_pct(m(0.5), m(-2.8e-17)).tolist(), elevation_pct(m(0.6), m(0.5)).round(6).tolist()
+    ([nan], [20.0])
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(reference.mean != 0,
+        return np.where(np.abs(reference.mean) > ZERO_FLOOR,
                         100.0 * (treated.mean - reference.mean) / reference.mean, np.nan)
 
 

@@ -9,7 +9,12 @@ samples); the **noise** reference is the pooled ``noise`` class. For every categ
 - ``d_rel`` = (μ_cat − μ_noise)/σ_noise with its cluster-bootstrap CI and bootstrap p-value, and
   ``d_rel_q``, Benjamini–Hochberg within the category's condition class (``q_family``: the
   persona family is the persona categories; noise and life-event categories form their own);
-- ``cohen_d`` against the floor rows; ``letters`` from BH-corrected pairwise Welch tests.
+- ``cohen_d`` against the floor rows; ``letters`` from BH-corrected pairwise Welch tests;
+- ``interpretable`` — false below 8 questions (too few clusters for a bootstrap interval).
+
+The elevation's interval is a cluster-bootstrap percentile interval, its p-value a paired t over
+questions (the sensitivity check needs p < 0.001, finer than a bootstrap p resolves): near
+p = 0.05 the two can disagree — a CI just excluding 0 beside p = 0.06 is that, not an error.
 
 One draw-count matrix (seeded) serves all categories of the metric, so every category's interval
 comes from the same question resamples.
@@ -32,6 +37,7 @@ from memlens.stats.bootstrap import (
     select_column,
     summarize_replicates,
 )
+from memlens.stats.direction import MIN_QUESTIONS
 from memlens.stats.effects import cohen_d, paired_cluster_t_test
 from memlens.stats.multiple import benjamini_hochberg
 from memlens.stats.pairwise import pairwise_welch
@@ -76,6 +82,7 @@ def category_statistics(
         categories[name].update(_paired_spread(question_means[:, col],
                                                question_means[:, floor_col]))
         categories[name]["d_rel_mde"] = _d_rel_mde(relative[col])
+        categories[name]["interpretable"] = categories[name]["n_questions"] >= MIN_QUESTIONS
     _add_q_values(categories)
     pairs, letters = pairwise_welch(rows_by_category)
     for name, row in categories.items():

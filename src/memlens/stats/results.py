@@ -72,6 +72,9 @@ class CategoryStats(Result):
     diff_sd: Number
     n_paired: int
     letters: str
+    interpretable: bool = True
+    """False with fewer than 8 questions: a cluster bootstrap over so few questions has too few
+    distinct resamples for its interval (``memlens.stats.direction.MIN_QUESTIONS``)."""
 
 
 class ClassStats(Result):
