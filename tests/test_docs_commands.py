@@ -116,6 +116,27 @@ FIXTURE_RUNS = re.compile(r"^runs/[\w.-]+$")
 there first (the small fixture run)."""
 
 
+SENTENCES = ["Split the bill so everyone pays a fair share.", "Check the budget first.",
+             "Ask a lawyer about the contract.", "Think about how you feel.",
+             "Plan the steps and the schedule.", "Keep everyone safe from harm."]
+
+
+def keyword_answer(request: dict) -> str:
+    """A tagged answer whose steps the keyword labeler recognises, varying with the request."""
+    import hashlib
+
+    digest = hashlib.sha256(json_dump(request).encode()).digest()
+    steps = [SENTENCES[byte % len(SENTENCES)] for byte in digest[:3]]
+    body = "".join(f"<step_{n}>{text}</step_{n}>" for n, text in enumerate(steps, 1))
+    return f"<think>{body}</think><answer>It depends.</answer>"
+
+
+def json_dump(value) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True)
+
+
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory):
     """A scratch folder with one small finished audit (loopback model, keyword labeler)."""
@@ -124,7 +145,7 @@ def sandbox(tmp_path_factory):
     from memlens.models.loopback import LoopbackServer
 
     root = tmp_path_factory.mktemp("docs")
-    with LoopbackServer() as server:
+    with LoopbackServer(responder=keyword_answer) as server:
         status = main(["audit", "--preset", "quick", "--n-questions", "2", "--labeler",
                        "keyword", "--model", f"openai:m@{server.base_url}", "--max-tokens", "32",
                        "--bootstrap", "200", "--no-progress", "--out", str(root / "fixture")])
@@ -132,17 +153,61 @@ def sandbox(tmp_path_factory):
     return root
 
 
+SHORTEN = {
+    ("memlens", "audit"): ["--dry-run"],  # minutes to days of model calls
+    ("memlens", "chat"): ["--max-tokens", "8"],
+    ("memlens", "tooldrift"): ["--limit", "1", "--k", "1"],  # `tooldrift run`: no --dry-run
+}
+"""Flags appended (the last value of a flag wins) so a command that would call a model for long
+runs in seconds, for real."""
+STEP_ROWS = [{"id": f"r{r}-s{s}", "response_id": f"r{r}", "text": text}
+             for r, texts in enumerate([["Split the bill so everyone pays a fair share.",
+                                         "Check the budget before you commit."],
+                                        ["Ask a lawyer about the contract."]])
+             for s, text in enumerate(texts)]
+
+
+def fixture_file(name: str, sandbox: Path) -> None:
+    """Write an input file a document names (steps, label files, a drift table)."""
+    import json
+    from importlib import resources
+
+    path = sandbox / name
+    if path.exists():
+        return
+    if name.endswith(".csv") and "drift" in name:
+        with resources.as_file(resources.files("memlens.data") / "examples" /
+                               "drift_table.csv") as example:
+            shutil.copy(example, path)
+    elif name == "steps.jsonl":
+        path.write_text("".join(json.dumps(row) + "\n" for row in STEP_ROWS), encoding="utf-8")
+    elif name.startswith("labels") and name.endswith(".jsonl"):
+        from memlens.ontology import get_labeler, load_ontology
+        from memlens.ontology.label_files import label_rows, write_jsonl
+
+        ontology = load_ontology()
+        write_jsonl(path, label_rows(get_labeler("keyword", ontology), STEP_ROWS, ontology))
+
+
 def prepare(words: list[str], sandbox: Path) -> list[str]:
-    """Make the inputs ``words`` reads; add ``--dry-run`` to an audit."""
-    if words[:2] == ["memlens", "audit"] and "--dry-run" not in words:
-        words = [*words, "--dry-run"]
+    """Make the inputs ``words`` reads; shorten what would call a model for long."""
+    if words[:2] != ["memlens", "tooldrift"] or words[2:3] == ["run"]:
+        words = [*words, *SHORTEN.get(tuple(words[:2]), [])]
+    for name in words:
+        if re.fullmatch(r"[\w.-]+\.(jsonl|csv)", name):
+            fixture_file(name, sandbox)
     for index, word in enumerate(words):
         before = words[index - 1] if index else ""
-        if FIXTURE_RUNS.match(word) and not before.startswith("--out") and \
+        if FIXTURE_RUNS.match(word) and before != "--out" and \
                 not (sandbox / word).exists():
-            shutil.copytree(sandbox / "fixture", sandbox / word)
+            # a tool-drift command reads a tool-drift run (an earlier documented command made
+            # one), every other command a finished audit
+            source = next((path.parent for path in sorted(sandbox.glob("runs/*/tooldrift.json"))),
+                          None) if words[1] == "tooldrift" else sandbox / "fixture"
+            if source is not None:
+                shutil.copytree(source, sandbox / word)
         if word.endswith(".parquet") and before != "--out" and not (sandbox / word).exists():
-            run = sandbox / Path(word).parent
+            run = sandbox / Path(*Path(word).parts[:2])  # runs/audit/tables/x -> runs/audit
             if not run.exists():
                 shutil.copytree(sandbox / "fixture", run)
     return words
