@@ -14,7 +14,7 @@ value-laden sentences out of eight) after a fixed ``--latency`` — the paths' o
 ``--server llamacpp``: llama.cpp's own server (xllamacpp) with the embedded SmolLM2 on one slot.
 
     python benchmarks/bench_inspect.py --server loopback --questions 4 --latency 0.2
-    python benchmarks/bench_inspect.py --server llamacpp --questions 2
+    python benchmarks/bench_inspect.py --server llamacpp --questions 2 --no-prompt-cache
 """
 
 from __future__ import annotations
@@ -112,6 +112,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="loopback: s per call")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--out", default=None, help="keep the runs here (default: a temp dir)")
+    parser.add_argument("--no-prompt-cache", action="store_true",
+                        help="llamacpp: start the server with cache_prompt off (a seeded request "
+                             "then gets the same reply whatever was decoded before it)")
     args = parser.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="bench-inspect-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -123,13 +126,20 @@ def main() -> None:
         result["latency_s"] = args.latency
     else:
         sys.path.insert(0, str(ROOT / "tests"))
+        import llamacpp_server
         from llamacpp_server import LlamaCppServer, missing_requirements
+
+        if args.no_prompt_cache:  # the launcher's parameters, plus cache_prompt off
+            llamacpp_server.LAUNCHER = llamacpp_server.LAUNCHER.replace(
+                "params.verbosity = 0", "params.verbosity = 0\nparams.cache_prompt = False")
+            assert "cache_prompt = False" in llamacpp_server.LAUNCHER
 
         if missing_requirements():
             raise SystemExit(missing_requirements())
         with LlamaCppServer(out / "llamacpp.log", threads=1) as server:
             result = run(args, server.base_url, "smollm2", out)
     result |= {"server": args.server, "questions": args.questions,
+               "prompt_cache": not args.no_prompt_cache,
                "concurrency": args.concurrency, "out": str(out)}
     print(json.dumps(result, indent=2))
 

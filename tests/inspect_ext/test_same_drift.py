@@ -127,3 +127,14 @@ def test_the_log_records_symbols_in_the_score_metadata(both_runs):
     meta = sample.scores["reasoning_steps"].metadata
     assert meta["symbols"] == scripted.expected_sequence(("q1", scripted.AGE, 0))
     assert sample.scores["reasoning_steps"].value == 4
+
+
+def test_the_class_drift_metric_is_memlens_drift_per_class(both_runs):
+    """inspect's summary metric (what ``inspect view`` shows per task) is the class mean of
+    memlens's own drift rows."""
+    with RunStore(both_runs["dir"] / "memlens", read_only=True) as store:
+        frame = drift_frame(store)
+    [scores] = both_runs["log"].results.scores
+    for klass, rows in frame.groupby("condition_class"):
+        assert scores.metrics[f"{klass}_dtw"].value == pytest.approx(rows.dtw.mean())
+        assert scores.metrics[f"{klass}_n"].value == len(rows)

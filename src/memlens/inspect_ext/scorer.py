@@ -1,10 +1,10 @@
 """``reasoning_steps()``: memlens's step parser and labeler as an inspect scorer.
 
 Each reply is split into reasoning steps (``memlens.steps.split_steps``) and every step labelled
-with one ontology symbol (``memlens.ontology.get_labeler``: ``embedded`` MiniLM by default, or any
-memlens labeler spec). The score's value is the number of labelled steps; its metadata holds the
-cell, the steps, their labels and the symbol sequence, which is what ``memlens import-inspect``
-reads (and ``inspect view`` shows). Drift is a property of pairs of samples, so it is computed by
+with one ontology symbol (``memlens.ontology.get_labeler``: the audit's default MiniLM labeler
+unless ``-T labeler=…`` names another memlens labeler spec). The score's value is the number of
+labelled steps; its metadata holds the cell, the steps, their labels and the symbol sequence,
+which is what ``memlens import-inspect`` reads (and ``inspect view`` shows). Drift is a property of pairs of samples, so it is computed by
 the ``class_drift`` metric over all scores, and in full by memlens after the import.
 """
 
@@ -16,7 +16,11 @@ import threading
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
+from memlens.audit.config import AuditConfig
 from memlens.inspect_ext.metrics import class_drift
+
+DEFAULT_LABELER = AuditConfig.model_fields["labeler"].default
+"""memlens's default audit labeler (the task passes the resolved setting)."""
 
 CELL_KEYS = ("cell_id", "question_id", "stimulus_id", "condition_class", "category", "sample")
 """Sample metadata copied into the score metadata (the drift metric pairs responses by them)."""
@@ -46,10 +50,11 @@ class SharedLabeler:
 
 
 @scorer(metrics=[mean(), class_drift()])
-def reasoning_steps(labeler: str = "embedded", ontology: str | None = None,
+def reasoning_steps(labeler: str = DEFAULT_LABELER, ontology: str | None = None,
                     baselines: int = 5) -> Scorer:
     """Split the reply into steps and label them; value = labelled steps, metadata = the
-    steps, labels and symbol sequence (``baselines``: K of the design, for ``class_drift``)."""
+    steps, labels and symbol sequence (``labeler``: memlens's default audit labeler unless
+    given; ``baselines``: K of the design, for ``class_drift``)."""
     shared = SharedLabeler(labeler, ontology)
 
     async def score(state: TaskState, target: Target) -> Score:
