@@ -167,7 +167,9 @@ PRESETS: dict[str, SourcePreset] = {p.name: p for p in (
                  "action_type, action, negative_consequence, values_aggregated, topic, "
                  "topic_group; each dilemma has a to_do and a not_to_do row",
         note="dilemma_situation already ends with the question ('Should you ...?'); the second "
-             "(not_to_do) row of each dilemma repeats it and is skipped",
+             "(not_to_do) row of each dilemma repeats it and is skipped. The GitHub release's "
+             "data/dilemma.csv (columns ,idx,basic_situation,dilemma_situation; one row per "
+             "dilemma, no topic_group) reads as it is: seen in a real copy (issue 27)",
     ),
 )}
 
