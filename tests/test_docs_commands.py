@@ -206,7 +206,8 @@ def prepare(words: list[str], sandbox: Path) -> list[str]:
                           None) if words[1] == "tooldrift" else sandbox / "fixture"
             if source is not None:
                 shutil.copytree(source, sandbox / word)
-        if word.endswith(".parquet") and before != "--out" and not (sandbox / word).exists():
+        if word.startswith("runs/") and word.endswith(".parquet") and before != "--out" and \
+                not (sandbox / word).exists():
             run = sandbox / Path(*Path(word).parts[:2])  # runs/audit/tables/x -> runs/audit
             if not run.exists():
                 shutil.copytree(sandbox / "fixture", run)
