@@ -6,8 +6,6 @@ A sub-command module defines ``register(subparsers)`` which adds its parser(s) a
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import signal
 import sys
@@ -31,8 +29,11 @@ COMMAND_MODULES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the top-level parser with every sub-command registered."""
+def build_parser():
+    """Build the top-level ``argparse`` parser with every sub-command registered."""
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(
         prog="memlens",
         description="Measure and reduce memory-induced drift in LLMs and agents.",
@@ -55,10 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(argv)
     except KeyboardInterrupt:
-        if argv is None:  # the real command: a second Ctrl-C while shutting down exits at once
-            signal.signal(signal.SIGINT, lambda *_: os._exit(130))
         print("memlens: interrupted; everything finished so far is stored — re-run to resume.",
               file=sys.stderr)
+        if argv is None:  # the real command (not a call from Python): leave now, quietly
+            _exit_interrupted()
         return 130
     except BrokenPipeError:
         _silence_stdout()
@@ -82,6 +83,23 @@ def _run(argv: list[str] | None) -> int:
         print(for_terminal(f"memlens: error: {error}"), file=sys.stderr)  # may quote file text
         return getattr(error, "exit_status", 2)  # 2 = bad input; see docs/audit.md
     return int(status or 0)
+
+
+def _exit_interrupted() -> None:
+    """Exit 130 at once after Ctrl-C: further Ctrl-Cs are ignored, exit handlers run and the
+    streams are flushed, then the interpreter is left without its shutdown (which would turn a
+    Ctrl-C seen while a library ran code through ``PyRun_*`` into death by SIGINT, or print a
+    second traceback while threads are joined)."""
+    import atexit
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - nothing may stop the exit
+        pass
+    os._exit(130)
 
 
 def _silence_stdout() -> None:
