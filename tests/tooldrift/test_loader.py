@@ -111,11 +111,13 @@ def test_run_cli_flag_errors(capsys, tmp_path):
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--limit", "0"], "--limit must be at least 1, got 0"),
-    (["--bootstrap", "0"], "--bootstrap must be at least 1"),
+    (["--limit", "0"], "argument --limit: must be an integer from 1"),
+    (["--bootstrap", "0"], "argument --bootstrap: must be an integer from 1"),
 ])
 def test_run_cli_refuses_empty_limit_and_bootstrap(flags, message, capsys, tmp_path):
-    assert main(["tooldrift", "run", "--model", "fake", "--out", str(tmp_path), *flags]) == 2
+    with pytest.raises(SystemExit) as stopped:  # refused by the flag's type, before any work
+        main(["tooldrift", "run", "--model", "fake", "--out", str(tmp_path), *flags])
+    assert stopped.value.code == 2
     assert message in capsys.readouterr().err
 
 
