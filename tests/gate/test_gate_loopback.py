@@ -128,3 +128,16 @@ def test_mismatched_designs_are_restricted_or_refused(runs, tmp_path, capsys):
     assert main(["compare", str(run["small"]), str(run["far"]), "--out",
                  str(tmp_path / "cmp2"), "--bootstrap", "200"]) == 2
     assert "share no question id" in capsys.readouterr().err
+
+
+def test_planted_directional_server_flags_only_the_planted_categories(runs):
+    """age shifts toward one symbol, life events toward another, gender and noise are null:
+    the direction table (whole-table error control) flags age and no null category."""
+    from memlens.audit.results import load_audit_run
+
+    _, run = runs
+    for name in ("weak_a", "strong"):
+        rows = load_audit_run(run[name]).stats.to_json()["direction"]["rows"]
+        flagged = {row["category"] for row in rows if row["significant"]}
+        assert "age" in flagged, name
+        assert not flagged & {"gender", "filler", "whitespace", "punctuation"}, (name, flagged)
