@@ -40,34 +40,44 @@ MAX_YAML_NODES = 1_000_000
 """Most YAML nodes a document may hold once its aliases are expanded ("billion laughs")."""
 
 
+DEVICE_MAX_BYTES = 16 << 20
+"""Most bytes read from a device given as a file (``/dev/stdin`` of a terminal, ``/dev/null``):
+``/dev/zero`` never ends, so it is refused after this many, not after ``MAX_FILE_BYTES``."""
+
+
 def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of a user's file, read only after its size was checked; ``what`` names the file.
 
-    A missing or unreadable file (a folder, no permission), a device (``/dev/zero`` never
-    ends) and a file over ``max_bytes`` raise ``MemlensError`` naming the path before anything
-    is read; a pipe is read up to ``max_bytes`` + 1 bytes at most.
+    A missing or unreadable file (a folder, no permission) and a file over ``max_bytes`` raise
+    ``MemlensError`` naming the path before anything is read; a pipe is read up to
+    ``max_bytes`` + 1 bytes at most, a device (no size) up to ``DEVICE_MAX_BYTES`` + 1.
 
+    >>> read_bytes("/dev/null", "steps file")
+    b''
     >>> read_bytes("/dev/zero", "steps file")
     Traceback (most recent call last):
-    memlens.errors.MemlensError: /dev/zero: steps file is a device, not a file
+    memlens.errors.MemlensError: /dev/zero: steps file is a device that gives more than 16,777,216 bytes; give a file
     """
     import stat
 
     path = Path(path)
     try:
         with path.open("rb") as handle:
-            mode, size = (info := os.fstat(handle.fileno())).st_mode, info.st_size
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-                raise MemlensError(f"{path}: {what} is a device, not a file")
-            if size > max_bytes:
+            info = os.fstat(handle.fileno())
+            device = stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+            if info.st_size > max_bytes and not device:
                 raise MemlensError(f"{path}: {what} is larger than the {max_bytes:,}-byte limit "
-                                   f"({size:,} bytes)")
-            data = handle.read(max_bytes + 1)  # a pipe has no size: bounded all the same
+                                   f"({info.st_size:,} bytes)")
+            limit = min(max_bytes, DEVICE_MAX_BYTES) if device else max_bytes
+            data = handle.read(limit + 1)  # a pipe or device has no size: bounded all the same
     except FileNotFoundError:
         raise MemlensError(f"{path}: {what} not found") from None
     except OSError as error:
         raise MemlensError(f"{path}: cannot read {what} ({error.strerror or error})") from None
-    if len(data) > max_bytes:
+    if len(data) > limit:
+        if device:
+            raise MemlensError(f"{path}: {what} is a device that gives more than {limit:,} "
+                               "bytes; give a file")
         raise MemlensError(f"{path}: {what} is larger than the {max_bytes:,}-byte limit")
     return data
 

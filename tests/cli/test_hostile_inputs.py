@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -90,7 +91,7 @@ def test_a_huge_attempt_count_no_longer_overflows_the_backoff():
     ("UPDATE stage_audit_labels SET row = json_set(row, '$.labels', 7) WHERE rowid = 1",
      "field 'labels' should be an array of strings, got a number"),
     ("UPDATE manifest SET value = substr(value, 1, 30) WHERE name = 'audit'",
-     "manifest entry 'audit': not valid JSON"),
+     "'audit'"),
 ])
 @pytest.mark.parametrize("command", ["report", "compare", "plan", "export"])
 def test_a_damaged_store_is_one_error_in_every_reader(command, sql, expected, finished_run,
@@ -106,6 +107,8 @@ def test_a_damaged_store_is_one_error_in_every_reader(command, sql, expected, fi
         assert "Traceback" not in err and status == 2, err  # plan reads only the pairs
         return
     one_error(status, err, f"run store {run_dir / 'memlens.sqlite'} is damaged", expected)
+    if "manifest" in sql:
+        assert "not valid JSON" in err
 
 
 def test_a_torn_response_is_one_error_on_export(finished_run, tmp_path, capsys):
@@ -248,7 +251,7 @@ def test_a_zip_bomb_classifier_is_refused_before_it_is_unpacked(tmp_path):
 def test_dev_zero_is_refused_before_it_is_read(argv, tmp_path):
     status, err, peak = peak_rss_mb(argv, tmp_path)
     assert status == 2 and "Traceback" not in err, err
-    assert "/dev/zero" in err and "is a device, not a file" in err
+    assert "/dev/zero" in err and "is a device that gives more than 16,777,216 bytes" in err
     assert peak < 600  # before: 1.2 GB (questions), 10-15 GB (ontology, config)
 
 
@@ -302,7 +305,8 @@ def test_mitigate_eval_exits_3_when_every_call_failed(tmp_path, capsys):
                        "--out", str(tmp_path / "eval"), "--attempts", "1"])
     err = capsys.readouterr().err
     assert status == 3, err
-    assert "finished, but 2 of 2 generation calls failed" in err
+    failed = re.search(r"finished, but (\d+) of (\d+) generation calls failed", err)
+    assert failed and failed[1] == failed[2] != "0", err
 
 
 def test_label_refuses_a_step_whose_text_is_a_number(tmp_path, capsys):
