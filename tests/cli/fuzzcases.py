@@ -351,7 +351,9 @@ def generate_cases(seed: int, n: int, workdir: Path, run_dir: Path) -> list[Case
         argv = _base_argv(path, parser, ctx)
         options = [a for a in flags(parser) if a.option_strings and a.nargs != 0]
         positionals = [a for a in flags(parser) if not a.option_strings]
-        mode = rng.choice(["number", "text", "path", "file", "file", "run", "dup"])
+        reads_run = str(run_dir) in argv
+        mode = rng.choice(["run"] * 5 if reads_run else ["file"] * 3) if rng.random() < 0.5 \
+            else rng.choice(["number", "text", "path", "file", "dup"])
         if mode == "run" and any(p for p in argv if p == str(run_dir)):
             target = workdir / f"run-{len(cases)}"
             damage = damaged_run(run_dir, target, rng)

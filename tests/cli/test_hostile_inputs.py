@@ -356,3 +356,11 @@ def test_a_closed_output_pipe_is_quiet(tmp_path):
                           shell=True, capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.stdout.count("\n") == 1
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+
+
+# -- found by the fuzz suite ---------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["report"], ["store", "info"]])
+def test_a_run_directory_name_too_long_for_the_file_system_is_one_error(command, capsys):
+    one_error(*run([*command, "x" * 5000], capsys), "cannot open the run store in",
+              "File name too long")

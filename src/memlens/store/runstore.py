@@ -101,7 +101,12 @@ class RunStore:
         self._lock_token: str | None = None
         self._commits_since_checkpoint = 0
         self._last_checkpoint = time.monotonic()
-        self._conn = self._open_read_only() if read_only else self._open_writable()
+        try:
+            self._conn = self._open_read_only() if read_only else self._open_writable()
+        except (OSError, sqlite3.Error) as error:  # a name too long, a folder we may not read
+            reason = getattr(error, "strerror", None) or " ".join(str(error).split()[:12])
+            raise MemlensError(f"cannot open the run store in {_short(self.run_dir)}: "
+                               f"{reason}") from None
 
     # -- opening and closing -------------------------------------------------------------
     def _open_writable(self) -> sqlite3.Connection:
@@ -481,6 +486,12 @@ def _result_row(key: str, request: ChatRequest, outcome: Outcome, model_id: str,
         return True, (*common, redact_text(outcome.reason), outcome.attempts, now)
     return False, (*common, to_json(outcome.to_dict(), f"response {key}"),
                    outcome.prompt_tokens, outcome.completion_tokens, outcome.latency_s, now)
+
+
+def _short(path: Path, limit: int = 200) -> str:
+    """``path`` for a message, its middle elided when it is absurdly long."""
+    text = str(path)
+    return text if len(text) <= limit else f"{text[:limit // 2]}…{text[-limit // 2:]}"
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
