@@ -360,7 +360,18 @@ def test_a_closed_output_pipe_is_quiet(tmp_path):
 
 # -- found by the fuzz suite ---------------------------------------------------------------
 
-@pytest.mark.parametrize("command", [["report"], ["store", "info"]])
-def test_a_run_directory_name_too_long_for_the_file_system_is_one_error(command, capsys):
-    one_error(*run([*command, "x" * 5000], capsys), "cannot open the run store in",
-              "File name too long")
+@pytest.mark.parametrize("command", [["report", "LONG"], ["store", "info", "LONG"],
+                                     ["plan", "--pilot", "LONG"],
+                                     ["compare", "LONG", "LONG", "--out", "OUT"]])
+def test_a_run_directory_name_too_long_for_the_file_system_is_one_error(command, tmp_path,
+                                                                         capsys):
+    argv = [{"LONG": "x" * 5000, "OUT": str(tmp_path / "c")}.get(part, part) for part in command]
+    one_error(*run(argv, capsys), "File name too long")
+
+
+def test_the_store_itself_refuses_a_name_too_long():
+    from memlens.errors import MemlensError
+    from memlens.store import RunStore
+
+    with pytest.raises(MemlensError, match="cannot open the run store in x+…x+: File name too"):
+        RunStore("x" * 5000, read_only=True)

@@ -67,21 +67,31 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    from memlens.cli.call_flags import call_settings_for
+    from memlens.textsafe import for_terminal
 
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        from memlens.cli.call_flags import call_settings_for
+
         with call_settings_for(args):
             status = args.func(args)
     except MemlensError as error:
-        from memlens.textsafe import for_terminal
-
         print(for_terminal(f"memlens: error: {error}"), file=sys.stderr)  # may quote file text
         return getattr(error, "exit_status", 2)  # 2 = bad input; see docs/audit.md
+    except OSError as error:
+        if error.filename is None or isinstance(error, BrokenPipeError):
+            raise
+        # the last line of defence for a path the file system refuses wherever it is first
+        # touched (a name too long, a folder we may not enter): the path and the reason
+        name = str(error.filename)
+        name = name if len(name) <= 200 else f"{name[:100]}…{name[-100:]}"
+        print(for_terminal(f"memlens: error: cannot use {name}: "
+                           f"{error.strerror or error}"), file=sys.stderr)
+        return 2
     return int(status or 0)
 
 
