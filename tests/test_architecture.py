@@ -7,7 +7,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "memlens"
 
 BASE = {"errors", "jsonl", "fileio", "numfmt", "textsafe", "rowkeys", "envscope", "pydantic_config",
-        "__init__"}
+        "lazy", "targets", "__init__"}
 """Utilities every package may import; they import only each other."""
 PURE = {"metrics", "stats"}
 """Pure computation: may import only BASE."""

@@ -3,8 +3,8 @@ simulated audits of known truth through the real decision code, asserting the bo
 
 import pytest
 
-from memlens.gate.operating import elevation_of, measure
 from memlens.audit.simulate import PRESETS, Design, Truth, calibrate, simulate_run
+from memlens.gate.operating import elevation_of, measure
 
 pytestmark = pytest.mark.slow
 

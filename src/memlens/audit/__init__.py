@@ -4,32 +4,32 @@
 Stages run over one run store (``memlens.store.RunStore``); each skips work already stored.
 """
 
-from memlens.audit.config import PRESETS, AuditConfig, build_config, load_config, read_config_file
-from memlens.audit.design import Cell, cell_id, design_cells, sample_seed
-from memlens.audit.drift import DRIFT_COLUMNS, drift_pairs, score_pairs, symbol_sequence
-from memlens.audit.pipeline import AuditResult, drift_frame, planned_requests, run_audit
-from memlens.audit.quality import data_quality
-from memlens.audit.results import AuditRun, load_audit_run
+from memlens.lazy import lazy_exports
 
-__all__ = [
-    "DRIFT_COLUMNS",
-    "PRESETS",
-    "AuditConfig",
-    "AuditResult",
-    "AuditRun",
-    "Cell",
-    "build_config",
-    "cell_id",
-    "data_quality",
-    "design_cells",
-    "drift_frame",
-    "drift_pairs",
-    "load_audit_run",
-    "load_config",
-    "planned_requests",
-    "read_config_file",
-    "run_audit",
-    "sample_seed",
-    "score_pairs",
-    "symbol_sequence",
-]
+_EXPORTS = {
+    "DRIFT_COLUMNS": "drift",
+    "PRESETS": "config",
+    "AuditConfig": "config",
+    "AuditResult": "pipeline",
+    "AuditRun": "results",
+    "Cell": "design",
+    "build_config": "config",
+    "cell_id": "design",
+    "data_quality": "quality",
+    "design_cells": "design",
+    "drift_frame": "pipeline",
+    "drift_pairs": "drift",
+    "load_audit_run": "results",
+    "load_config": "config",
+    "planned_requests": "pipeline",
+    "read_config_file": "config",
+    "run_audit": "pipeline",
+    "sample_seed": "design",
+    "score_pairs": "drift",
+    "symbol_sequence": "drift",
+}
+"""Public name -> the submodule defining it: resolved on first use, so importing the package
+(or a light submodule such as a constants module) stays cheap."""
+
+__getattr__, __dir__ = lazy_exports("memlens.audit", _EXPORTS)
+__all__ = list(_EXPORTS)

@@ -19,29 +19,25 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from memlens.audit.assumptions import (
+    DEFAULT_FLOOR_MEAN,
+    DEFAULT_PAIR_SD,
+    DEFAULT_SHARE_RESPONSE,
+    DEFAULT_TAU,
+)
 from memlens.audit.config import AuditConfig
 from memlens.audit.design import control_samples
 from memlens.errors import MemlensError
 from memlens.ontology.labelers import is_embedded
 from memlens.stats.power import (
-    PAPER_EFFECT_PCT,
-    TARGET_POWER,
     difference_variance,
     paired_mde,
     paired_power,
     questions_needed,
     variance_components,
 )
-from memlens.stats.validity import ALPHA_SENSITIVITY, MEANINGFUL_MDE_PCT
-
-DEFAULT_QUESTIONS = (16, 30, 60, 120)
-DEFAULT_BASELINES = (1, 3, 5, 8)
-# Stated-assumption defaults. No real pilot figures were available when they were chosen: they
-# are assumptions of the right order for normalised DTW (0..1), not measurements.
-DEFAULT_FLOOR_MEAN = 0.35
-DEFAULT_PAIR_SD = 0.2
-DEFAULT_SHARE_RESPONSE = 0.5
-DEFAULT_TAU = 0.0
+from memlens.stats.validity import MEANINGFUL_MDE_PCT
+from memlens.targets import ALPHA_SENSITIVITY, PAPER_EFFECT_PCT, TARGET_POWER
 
 
 @dataclass(frozen=True)

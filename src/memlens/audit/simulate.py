@@ -171,8 +171,12 @@ def simulate_run(design: Design, truth: Truth, seed: int, *, question_seed: int 
     return SimulatedRun(frame, pairs, design.baselines)
 
 
+WEIGHT_GRID = tuple(round(0.7 + 0.02 * k, 2) for k in range(16))
+"""The life-event weights :func:`calibrate` tries."""
+
+
 def calibrate(design: Design = PRESETS["standard"], target_pct: float = 23.0,
-              grid=tuple(round(0.7 + 0.02 * k, 2) for k in range(16)), seed: int = 0):
+              grid: tuple[float, ...] = WEIGHT_GRID, seed: int = 0):
     """The life-event weight whose pooled DTW elevation (``design`` with 200 questions) is
     closest to ``target_pct``; returns (weight, elevation %)."""
     big = Design(design.name, 200, design.baselines, {}, design.life, design.noise)

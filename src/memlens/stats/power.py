@@ -32,9 +32,7 @@ import numpy as np
 from scipy import optimize
 from scipy import stats as scipy_stats
 
-PAPER_EFFECT_PCT = 23.0
-"""The paper's sensitivity-sized effect: Qwen3-4B's life-event elevation of DTW over the floor."""
-TARGET_POWER = 0.8
+from memlens.targets import TARGET_POWER
 
 
 def paired_power(effect: float, sd: float, n: int, alpha: float) -> float:

@@ -38,12 +38,12 @@ from scipy import stats as scipy_stats
 
 from memlens.numfmt import number
 from memlens.stats.multiple import benjamini_hochberg
-from memlens.stats.power import PAPER_EFFECT_PCT, TARGET_POWER, paired_mde, questions_needed
+from memlens.stats.power import paired_mde, questions_needed
+from memlens.targets import ALPHA_SENSITIVITY, PAPER_EFFECT_PCT, TARGET_POWER
 
 MIN_RHO = 0.7
 MAX_CONVERGENCE_P = 0.05
 ALPHA_SPECIFICITY = 0.05
-ALPHA_SENSITIVITY = 0.001
 SPECIFICITY_MARGIN_PCT = 25.0
 ALPHA_FLOOR_UNSTABLE = 0.01
 """q a noise elevation *below* the floor must reach to call the floor unstable: at 0.05 on two
