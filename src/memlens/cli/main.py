@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     included: Ctrl-C at any moment is exit 130 with one line, a closed output pipe
     (``memlens questions list | head -1``) is exit 141 with nothing printed.
     """
+    if argv is None:  # the real command (not a call from Python)
+        sys.unraisablehook = _reraise_interrupt
     try:
         return _run(argv)
     except KeyboardInterrupt:
@@ -93,6 +95,18 @@ def _run(argv: list[str] | None) -> int:
                            f"{error.strerror or error}"), file=sys.stderr)
         return 2
     return int(status or 0)
+
+
+def _reraise_interrupt(unraisable) -> None:
+    """``sys.unraisablehook``: a Ctrl-C that lands inside a callback Python cannot raise from
+    (a weakref callback of the import system, a ``__del__``) would be printed as "Exception
+    ignored" and lost, and the command would run on; it is raised again in the main thread."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        import _thread
+
+        _thread.interrupt_main()
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def _exit_interrupted() -> None:
