@@ -116,7 +116,7 @@ def test_cli_flags_dry_run(tmp_path, capsys):
     # 4 x (2 + 6) benchmark + 4 x (1 + 3 + 3) memory sets + 14 x (2 + 1) control set = 102
     out = capsys.readouterr().out
     assert "102 calls to make" in out
-    assert "+ 28 memory-set responses + 42 should-personalize responses" in out
+    assert "+ 28 memory-set responses + 42 should-personalize control-set responses" in out
     with pytest.raises(SystemExit) as caught:
         main(["audit", "--questions", questions, "--memory-sets", "everything",
               "--dry-run", "--out", str(tmp_path / "r2")])

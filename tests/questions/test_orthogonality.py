@@ -138,6 +138,8 @@ def test_cli_writes_ratings(tmp_path, capsys, monkeypatch):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 4
     assert [row["id"] for row in rows if row["excluded"]] == [f"q1|{LOOKS.id}"]
-    assert main(["questions", "orthogonality", "--rater", "fake", "--threshold", "2",
-                 "--out", str(out)]) == 2
-    assert "threshold must be a number from 0 to 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # the flag's type refuses it before any work
+        main(["questions", "orthogonality", "--rater", "fake", "--threshold", "2",
+              "--out", str(out)])
+    assert refused.value.code == 2
+    assert "argument --threshold: must be a finite number from 0 to 1" in capsys.readouterr().err

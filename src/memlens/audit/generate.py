@@ -47,7 +47,8 @@ class StepsRow(_StepsRequired, total=False):
     """Rows of answered calls only."""
 
 
-declare_row_type(STEPS_TABLE, StepsRow)  # checked on every read (memlens.store.rowtypes)
+# checked on every read (memlens.store.rowtypes); keys added over releases are checked if present
+declare_row_type(STEPS_TABLE, StepsRow, required=frozenset({"id", "status"}))
 
 
 def question_prompt(question_text: str, config: AuditConfig) -> str:

@@ -26,7 +26,8 @@ class LabelsRow(TypedDict):
     """``ok``, or ``failed_call`` (the labeler's call failed: retried by the next run)."""
 
 
-declare_row_type(LABELS_TABLE, LabelsRow)  # checked on every read (memlens.store.rowtypes)
+# checked on every read (memlens.store.rowtypes); ``status`` and the digest came in later releases
+declare_row_type(LABELS_TABLE, LabelsRow, required=frozenset({"id", "labels"}))
 
 
 def steps_digest(steps: list[str]) -> str:

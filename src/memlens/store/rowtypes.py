@@ -102,11 +102,17 @@ def _checker(annotation: Any) -> tuple[_Check, str]:
     return (lambda value: True), "anything"
 
 
-def declare_row_type(table: str, row_type: type) -> None:
-    """Check every row read from stage table ``table`` against ``row_type`` (a ``TypedDict``)."""
+def declare_row_type(table: str, row_type: type, required: frozenset[str] | None = None) -> None:
+    """Check every row read from stage table ``table`` against ``row_type`` (a ``TypedDict``).
+
+    ``required`` names the keys a row must have (default: the type's required keys). Stores
+    written by earlier releases lack keys added since (readers use ``.get`` for them), so a
+    table whose type grew over time passes the keys every release wrote; the other fields are
+    type-checked whenever present."""
     hints = typing.get_type_hints(row_type)
     fields = tuple((name, *_checker(hint)) for name, hint in hints.items())
-    _ROW_TYPES[table] = (frozenset(row_type.__required_keys__), fields)
+    keys = frozenset(row_type.__required_keys__) if required is None else frozenset(required)
+    _ROW_TYPES[table] = (keys, fields)
 
 
 def check_row(table: str, key: str, row: Any, path: object) -> None:
