@@ -117,7 +117,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 16 questions x (5 no-memory baselines + 3 noise + 5 persona + 3 life-event) = 256 calls
     # x <= 160 tokens = 41k tokens. Five baselines, not more questions: with one baseline the
     # sensitivity check had ~3 % power here; measured with K = 5 on the embedded model the
-    # minimum detectable life-event elevation is +10 % DTW (paper-sized effect: +23 %).
+    # minimum detectable life-event elevation was +10 % DTW with the never-abstaining labeler and
+    # +30.1 % with the default abstaining one (docs/audit.md; paper-sized effect: +23 %).
     "quick": {
         "model": "embedded",
         "labeler": "embedded-abstain",
