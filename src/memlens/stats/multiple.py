@@ -16,16 +16,20 @@ def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     >>> benjamini_hochberg([0.01, 0.04, 0.03, 0.2]).round(4).tolist()
     [0.04, 0.0533, 0.0533, 0.2]
     """
-    p_values = np.asarray(p_values, dtype=float)
-    q_values = np.full(p_values.shape, np.nan)
-    finite = np.flatnonzero(np.isfinite(p_values))
-    if finite.size == 0:
-        return q_values
-    order = finite[np.argsort(p_values[finite], kind="stable")]
+    p_values, q_values, order = _ranked(p_values)
     m = order.size
-    scaled = p_values[order] * m / np.arange(1, m + 1)
-    q_values[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    if m:
+        scaled = p_values[order] * m / np.arange(1, m + 1)
+        q_values[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
     return q_values
+
+
+def _ranked(p_values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(p as floats, an all-NaN output of its shape, indices of the finite p ascending)``."""
+    p_values = np.asarray(p_values, dtype=float)
+    finite = np.flatnonzero(np.isfinite(p_values))
+    return (p_values, np.full(p_values.shape, np.nan),
+            finite[np.argsort(p_values[finite], kind="stable")])
 
 
 def simes(p_values: Sequence[float] | np.ndarray) -> float:
@@ -47,15 +51,11 @@ def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     >>> holm([0.01, 0.04, 0.03, 0.2]).round(4).tolist()
     [0.04, 0.09, 0.09, 0.2]
     """
-    p_values = np.asarray(p_values, dtype=float)
-    out = np.full(p_values.shape, np.nan)
-    finite = np.flatnonzero(np.isfinite(p_values))
-    if finite.size == 0:
-        return out
-    order = finite[np.argsort(p_values[finite], kind="stable")]
+    p_values, out, order = _ranked(p_values)
     m = order.size
-    scaled = p_values[order] * (m - np.arange(m))
-    out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    if m:
+        scaled = p_values[order] * (m - np.arange(m))
+        out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
     return out
 
 
