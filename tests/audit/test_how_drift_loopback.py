@@ -143,7 +143,7 @@ def test_explore_api_and_report_sections(run, tmp_path):
     assert (direction.loc[persona, "instrument_ok"] == explorer.persona_interpretable).all()
     assert direction.loc[~persona, "instrument_ok"].all()
     assert "answer_cosine" in explorer.drift().columns
-    assert len(explorer.answers()) == len(QUESTIONS) * 10
+    assert len(explorer.answers()) == len(QUESTIONS) * (3 + 7 * 2)  # K = 3, 7 stimuli x 2 samples
     side = explorer.answer_drift()
     assert {"dtw", "answer_cosine"} <= set(side["metric"])
     html = render_report(run).read_text()
