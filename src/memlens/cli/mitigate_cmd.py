@@ -28,12 +28,8 @@ def register(subparsers) -> None:
     _register_eval(commands)
 
 
-def _common_generation(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--questions", help="questions file (default: the bundled benchmark)")
-    parser.add_argument("--limit", type=at.positive_int, default=None, help="use the first N questions")
-    parser.add_argument("--judge", required=True,
-                        help="judge model string: a capable model (an API model); 'embedded' or "
-                             "'fake' only for smoke runs")
+def _run_flags(parser: argparse.ArgumentParser) -> None:
+    """--out, --seed, --max-tokens and --no-progress: what every model-calling step takes."""
     parser.add_argument("--out", required=True, type=at.out_dir,
                         help="output directory (also the run store)")
     parser.add_argument("--seed", type=at.nonneg_int, default=0,
@@ -41,6 +37,15 @@ def _common_generation(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=at.max_tokens, default=1024,
                         help="completion token cap per call (default %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _common_generation(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--questions", help="questions file (default: the bundled benchmark)")
+    parser.add_argument("--limit", type=at.positive_int, default=None, help="use the first N questions")
+    parser.add_argument("--judge", required=True,
+                        help="judge model string: a capable model (an API model); 'embedded' or "
+                             "'fake' only for smoke runs")
+    _run_flags(parser)
 
 
 def _register_references(commands) -> None:
@@ -129,13 +134,7 @@ def _register_eval(commands) -> None:
     parser.add_argument("--lm-eval-max-tokens", type=at.max_tokens, default=256,
                         help="max new tokens per capability item (default %(default)s)")
     parser.add_argument("--limit", type=at.positive_int, default=None, help="held-out rows to use")
-    parser.add_argument("--out", required=True, type=at.out_dir,
-                        help="output directory (also the run store)")
-    parser.add_argument("--seed", type=at.nonneg_int, default=0,
-                        help="sampling seed (default %(default)s)")
-    parser.add_argument("--max-tokens", type=at.max_tokens, default=1024,
-                        help="completion token cap per call (default %(default)s)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _run_flags(parser)
     add_call_flags(parser)
     parser.set_defaults(func=_run_eval)
 
