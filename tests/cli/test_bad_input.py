@@ -5,6 +5,7 @@ the commands found; the second fuzzes every command that reads a user file."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -15,6 +16,9 @@ from hypothesis import strategies as st
 from memlens.cli.main import main
 from memlens.tooldrift.loader import bundled_path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from clirun import run  # noqa: E402
+
 DEEP = "[" * 100_000 + "]" * 100_000
 BIG_INT = '{"id": ' + "1" * 5000 + ', "text": "x"}'
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -22,13 +26,6 @@ LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     for prev, name in zip("abcdef", "bcdefg", strict=True))
 
 
-def run(argv: list[str], capsys) -> tuple[int, str]:
-    """Exit status and stderr of ``memlens argv`` run in-process (argparse exits included)."""
-    try:
-        status = main(argv)
-    except SystemExit as done:
-        status = done.code
-    return status, capsys.readouterr().err
 
 
 def assert_one_error(status, err: str, *expected: str) -> None:

@@ -25,15 +25,12 @@ from memlens.models.loopback import LoopbackServer
 sys.path.insert(0, str(Path(__file__).parents[1] / "audit"))
 import scripted  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).parent))
+from clirun import run  # noqa: E402
+
 MEMLENS = [sys.executable, "-m", "memlens.cli.main"]
 
 
-def run(argv: list[str], capsys) -> tuple[int, str]:
-    try:
-        status = main(argv)
-    except SystemExit as done:
-        status = done.code
-    return status, capsys.readouterr().err
 
 
 def one_error(status, err: str, *expected: str) -> None:
