@@ -29,6 +29,7 @@ docs/operating-characteristics.md; ``tests/gate/test_operating.py`` re-checks a 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -170,7 +171,7 @@ def gate_decisions(design: Design, replicates: int, *, seed: int = 0, n_bootstra
     from memlens.gate.policy import Policy
     from memlens.gate.rules import RunStats, evaluate
 
-    counts: dict[tuple[str, str], int] = {}
+    counts: Counter[tuple[str, str, str]] = Counter()
     for r in range(replicates):
         base = simulate_run(design, Truth(persona={"age": PERSONA_WEIGHT}), seed + r,
                             question_seed=seed + r)
@@ -187,10 +188,8 @@ def gate_decisions(design: Design, replicates: int, *, seed: int = 0, n_bootstra
                 policy = Policy(regression_statistic=statistic).with_inputs(baseline=True)
                 result = evaluate(policy, run=RunStats(cand_stats), baseline=RunStats(base_stats),
                                   comparison=comparison)
-                key = (scenario, statistic)
-                counts[key + ("fail",)] = counts.get(key + ("fail",), 0) + (result.exit_status == 1)
-                counts[key + ("undecided",)] = counts.get(key + ("undecided",), 0) + \
-                    (result.exit_status == 5)
+                counts[scenario, statistic, "fail"] += result.exit_status == 1
+                counts[scenario, statistic, "undecided"] += result.exit_status == 5
     out = []
     for statistic in statistics:
         label = "default (Δ mean)" if statistic == "mean" else "Δ d_rel"
