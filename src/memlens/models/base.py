@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Protocol, runtime_checkable
 
 Message = dict[str, Any]  # {"role": "system"|"user"|"assistant", "content": str}
@@ -43,6 +43,11 @@ class GenerationParams:
     def replace(self, **changes: Any) -> GenerationParams:
         """Return a copy with some fields changed."""
         return GenerationParams(**{**self.to_dict(), **changes})
+
+
+_PARAM_NAMES = tuple(item.name for item in fields(GenerationParams))
+"""The fields a cache key reads; a shallow read serialises to the same JSON as ``asdict``'s deep
+copy at a fraction of the cost (the deep copy was 70 % of a key)."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +135,7 @@ class ChatRequest:
             {
                 "model": model_id,
                 "messages": list(self.messages),
-                "params": self.params.to_dict(),
+                "params": {name: getattr(self.params, name) for name in _PARAM_NAMES},
                 "sample_index": self.sample_index,
             },
             sort_keys=True,
