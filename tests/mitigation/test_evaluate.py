@@ -14,8 +14,8 @@ pytest.importorskip("datasets")
 from memlens.cli.main import main  # noqa: E402
 from memlens.metrics import lexical_diversity  # noqa: E402
 from memlens.mitigation.evaluate import EvalConfig, evaluate_models  # noqa: E402
-from memlens.mitigation.keyword_labeler import KeywordLabeler  # noqa: E402
 from memlens.models import FakeModel  # noqa: E402
+from memlens.ontology import get_labeler  # noqa: E402
 
 REFERENCE = ["social.fairness_reciprocity", "practical.resources_cost"]
 TUNED = ("<think><step_1>Split it into a fair share.</step_1><step_2>Budget the money.</step_2>"
@@ -55,7 +55,7 @@ def test_table_values_are_hand_computed(tmp_path, held_out):
               "tuned": FakeModel([TUNED], model_id="tuned"), "judge": judge_model()}
     config.data = held_out
     table = evaluate_models(config, tmp_path, progress=False, models=models,
-                            labeler=KeywordLabeler())
+                            labeler=get_labeler("keyword"))
     base, tuned = table.to_dict("records")
     # base: one step labeled safety vs 2-step reference → DTW raw 2 / max(1, 2) = 1.0;
     # no <answer> block → diversity 0 (App. I.3)
@@ -145,7 +145,7 @@ def test_resume_under_other_settings_is_refused(tmp_path, held_out):
         model = FakeModel([BASE], model_id="base")
         evaluate_models(config, tmp_path, progress=False,
                         models={"base": model, "tuned": FakeModel([TUNED], model_id="tuned")},
-                        labeler=KeywordLabeler())
+                        labeler=get_labeler("keyword"))
         return model
 
     run()

@@ -7,18 +7,21 @@ Stages run over one run store (``memlens.store.RunStore``); each skips work alre
 from memlens.lazy import lazy_exports
 
 _EXPORTS = {
-    "DRIFT_COLUMNS": "drift",
-    "PRESETS": "config",
     "AuditConfig": "config",
     "AuditResult": "pipeline",
     "AuditRun": "results",
     "Cell": "design",
+    "DRIFT_COLUMNS": "drift",
+    "Explorer": "explore",
+    "PRESETS": "config",
     "build_config": "config",
     "cell_id": "design",
+    "compare_audits": "compare",
     "data_quality": "quality",
     "design_cells": "design",
     "drift_frame": "pipeline",
     "drift_pairs": "drift",
+    "explore": "explore",
     "load_audit_run": "results",
     "load_config": "config",
     "planned_requests": "pipeline",
@@ -29,7 +32,7 @@ _EXPORTS = {
     "symbol_sequence": "drift",
 }
 """Public name -> the submodule defining it: resolved on first use, so importing the package
-(or a light submodule such as a constants module) stays cheap."""
+(or a light submodule of it) stays cheap."""
 
-__getattr__, __dir__ = lazy_exports("memlens.audit", _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = list(_EXPORTS)

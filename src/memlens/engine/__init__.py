@@ -3,9 +3,20 @@
 See docs/run-store.md.
 """
 
-from memlens.engine.breaker import AuthenticationStopped, FailureRateStopped, RunStopped
-from memlens.engine.plan import RunPlan, estimate_prompt_tokens, plan_groups, plan_requests
-from memlens.engine.runner import run_requests
+from memlens.lazy import lazy_exports
 
-__all__ = ["AuthenticationStopped", "FailureRateStopped", "RunPlan", "RunStopped",
-           "estimate_prompt_tokens", "plan_groups", "plan_requests", "run_requests"]
+_EXPORTS = {
+    "AuthenticationStopped": "breaker",
+    "FailureRateStopped": "breaker",
+    "RunPlan": "plan",
+    "RunStopped": "breaker",
+    "estimate_prompt_tokens": "plan",
+    "plan_groups": "plan",
+    "plan_requests": "plan",
+    "run_requests": "runner",
+}
+"""Public name -> the submodule defining it: resolved on first use, so importing the package
+(or a light submodule of it) stays cheap."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)

@@ -2,11 +2,25 @@
 drift, for CI (docs/gate.md). Sits above the pipelines (it reads audit and tool-drift results),
 in the report layer; it imports nothing from ``report``."""
 
-from memlens.gate.exits import BAD_INPUT, INSTRUMENT_INVALID, PASSED, RULE_FAILED
-from memlens.gate.outputs import junit_xml, markdown_summary
-from memlens.gate.policy import Policy, load_policy
-from memlens.gate.rules import GateResult, RuleResult, RunStats, evaluate
-from memlens.gate.run import run_gate
+from memlens.lazy import lazy_exports
 
-__all__ = ["BAD_INPUT", "INSTRUMENT_INVALID", "PASSED", "RULE_FAILED", "GateResult", "Policy",
-           "RuleResult", "RunStats", "evaluate", "junit_xml", "load_policy", "markdown_summary", "run_gate"]
+_EXPORTS = {
+    "BAD_INPUT": "exits",
+    "GateResult": "rules",
+    "INSTRUMENT_INVALID": "exits",
+    "PASSED": "exits",
+    "Policy": "policy",
+    "RULE_FAILED": "exits",
+    "RuleResult": "rules",
+    "RunStats": "rules",
+    "evaluate": "rules",
+    "junit_xml": "outputs",
+    "load_policy": "policy",
+    "markdown_summary": "outputs",
+    "run_gate": "run",
+}
+"""Public name -> the submodule defining it: resolved on first use, so importing the package
+(or a light submodule of it) stays cheap."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)

@@ -15,3 +15,15 @@ Modules (one idea each; inspect_ai is imported only inside them, never by the re
 - ``importer``: ``import_inspect_log(log, run_dir)``: the log through memlens's own pipeline
 - ``_registry``: the ``inspect_ai`` entry point (imports the tasks so inspect finds them)
 """
+
+from memlens.lazy import lazy_exports
+
+_EXPORTS = {
+    "import_inspect_log": "importer",
+    "reasoning_drift": "tasks",
+}
+"""Public name -> the submodule defining it: resolved on first use, so importing the package
+(or a light submodule of it) stays cheap."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)

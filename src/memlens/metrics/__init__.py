@@ -5,33 +5,31 @@ sequences in one compiled (numba) call; ``lexical_diversity`` scores an answer's
 See ``docs/metrics.md``.
 """
 
-from memlens.metrics.batch import (
-    drift_batch,
-    dtw_batch,
-    edit_distance_batch,
-    js_distance_batch,
-    sri_batch,
-)
-from memlens.metrics.encoding import EncodedBatch, encode, encode_pairs
-from memlens.metrics.geometry import symbol_cost_matrix
-from memlens.metrics.lexical import lexical_diversity
-from memlens.metrics.pairwise import dtw, dtw_raw, edit_distance, js_distance, seq_distance, sri
+from memlens.lazy import lazy_exports
 
-__all__ = [
-    "EncodedBatch",
-    "drift_batch",
-    "dtw",
-    "dtw_batch",
-    "dtw_raw",
-    "edit_distance",
-    "edit_distance_batch",
-    "encode",
-    "encode_pairs",
-    "js_distance",
-    "js_distance_batch",
-    "lexical_diversity",
-    "seq_distance",
-    "sri",
-    "sri_batch",
-    "symbol_cost_matrix",
-]
+_EXPORTS = {
+    "EncodedBatch": "encoding",
+    "PathBatch": "path",
+    "drift_batch": "batch",
+    "dtw": "pairwise",
+    "dtw_batch": "batch",
+    "dtw_path": "path",
+    "dtw_path_batch": "path",
+    "dtw_raw": "pairwise",
+    "edit_distance": "pairwise",
+    "edit_distance_batch": "batch",
+    "encode": "encoding",
+    "encode_pairs": "encoding",
+    "js_distance": "pairwise",
+    "js_distance_batch": "batch",
+    "lexical_diversity": "lexical",
+    "seq_distance": "pairwise",
+    "sri": "pairwise",
+    "sri_batch": "batch",
+    "symbol_cost_matrix": "geometry",
+}
+"""Public name -> the submodule defining it: resolved on first use, so importing the package
+(or a light submodule of it) stays cheap."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)

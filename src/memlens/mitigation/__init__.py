@@ -7,27 +7,11 @@ are resolved on first use (PEP 562), so importing a submodule such as
 does not pull in the rewards and their numpy-backed metrics.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from memlens.mitigation.keyword_labeler import KeywordLabeler
-    from memlens.mitigation.labeling import StepLabeling, completion_text
-    from memlens.mitigation.rewards import (
-        DTWReward,
-        FormatReward,
-        SRIReward,
-        WeightedReward,
-        format_reward,
-        paper_rewards,
-    )
+from memlens.lazy import lazy_exports
 
 _EXPORTS = {
     "DTWReward": "rewards",
     "FormatReward": "rewards",
-    "KeywordLabeler": "keyword_labeler",
     "SRIReward": "rewards",
     "StepLabeling": "labeling",
     "WeightedReward": "rewards",
@@ -35,28 +19,14 @@ _EXPORTS = {
     "format_reward": "rewards",
     "paper_rewards": "rewards",
 }
+"""Public name -> the submodule defining it: resolved on first use, so importing the package
+(or a light submodule of it) stays cheap."""
 
-__all__ = [
-    "DTWReward",
-    "FormatReward",
-    "KeywordLabeler",
-    "SRIReward",
-    "StepLabeling",
-    "WeightedReward",
-    "completion_text",
-    "format_reward",
-    "paper_rewards",
-]
+_DEPRECATED = {
+    "KeywordLabeler": ("memlens.ontology.keyword_labeler", 'memlens.ontology.get_labeler("keyword")'),
+}
+"""Old name -> (where it is defined now, what to use instead): warns, removed in the next minor
+release (docs/architecture.md "Public API and deprecation policy")."""
 
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, deprecated=_DEPRECATED)
+__all__ = list(_EXPORTS)

@@ -5,29 +5,30 @@ Model strings: ``embedded``, ``fake``, ``openai:MODEL``, ``openai:MODEL@BASE_URL
 when asked for.
 """
 
-from memlens.models.base import (
-    ChatModel,
-    ChatRequest,
-    ChatResponse,
-    GenerationParams,
-    Message,
-    ModelCallError,
-    ToolCall,
-)
-from memlens.models.fake import FakeModel
-from memlens.models.registry import get_model, model_id_for
-from memlens.models.retry import RetryPolicy
+from memlens.lazy import lazy_exports
 
-__all__ = [
-    "ChatModel",
-    "ChatRequest",
-    "ChatResponse",
-    "FakeModel",
-    "GenerationParams",
-    "Message",
-    "ModelCallError",
-    "RetryPolicy",
-    "ToolCall",
-    "get_model",
-    "model_id_for",
-]
+_EXPORTS = {
+    "CallableModel": "callable",
+    "ChatModel": "base",
+    "ChatRequest": "base",
+    "ChatResponse": "base",
+    "FakeModel": "fake",
+    "GenerationParams": "base",
+    "LoopbackServer": "loopback",
+    "Message": "base",
+    "ModelCallError": "base",
+    "RetryPolicy": "retry",
+    "ToolCall": "base",
+    "as_chat_model": "callable",
+    "get_model": "registry",
+    "gguf_path": "embedded",
+    "model_fingerprint": "fingerprint",
+    "model_id_for": "registry",
+    "release_servers": "embedded",
+    "tool_reply": "fake",
+}
+"""Public name -> the submodule defining it: resolved on first use, so importing the package
+(or a light submodule of it) stays cheap."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)

@@ -6,25 +6,33 @@
 'Personal'
 """
 
-from memlens.ontology.agreement import cohen_kappa, fleiss_kappa, pairwise_agreement
-from memlens.ontology.labelers import Labeler, get_labeler
-from memlens.ontology.load import ALT_ONTOLOGY, DEFAULT_ONTOLOGY, load_ontology, parse_ontology
-from memlens.ontology.schema import UNLABELED, Ontology, Root, Symbol, Triggers, symbol_sequence
+from memlens.lazy import lazy_exports
 
-__all__ = [
-    "ALT_ONTOLOGY",
-    "DEFAULT_ONTOLOGY",
-    "UNLABELED",
-    "Labeler",
-    "Ontology",
-    "Root",
-    "Symbol",
-    "Triggers",
-    "cohen_kappa",
-    "fleiss_kappa",
-    "get_labeler",
-    "load_ontology",
-    "pairwise_agreement",
-    "parse_ontology",
-    "symbol_sequence",
-]
+_EXPORTS = {
+    "ALT_ONTOLOGY": "load",
+    "DEFAULT_ONTOLOGY": "load",
+    "Labeler": "labelers",
+    "Ontology": "schema",
+    "Root": "schema",
+    "Symbol": "schema",
+    "Triggers": "schema",
+    "UNLABELED": "schema",
+    "agreement_report": "reliability",
+    "cohen_kappa": "agreement",
+    "definition_robustness": "reliability",
+    "fleiss_kappa": "agreement",
+    "get_labeler": "labelers",
+    "load_ontology": "load",
+    "pairwise_agreement": "agreement",
+    "parse_ontology": "load",
+    "refine": "refine",
+    "repeat_agreement": "reliability",
+    "score_labeler": "gold",
+    "score_labels": "gold",
+    "symbol_sequence": "schema",
+}
+"""Public name -> the submodule defining it: resolved on first use, so importing the package
+(or a light submodule of it) stays cheap."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)

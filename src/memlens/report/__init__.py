@@ -4,7 +4,17 @@ self-contained ``report.html`` with a trajectory viewer. The only package import
 It renders a ``memlens.audit.results.AuditRun`` and never writes to the run store; the audit
 never imports this package."""
 
-from memlens.report.build import build_report, load_run, render_report
-from memlens.report.compare import compare_runs, comparison_table
+from memlens.lazy import lazy_exports
 
-__all__ = ["build_report", "compare_runs", "comparison_table", "load_run", "render_report"]
+_EXPORTS = {
+    "build_report": "build",
+    "compare_runs": "compare",
+    "comparison_table": "compare",
+    "load_run": "build",
+    "render_report": "build",
+}
+"""Public name -> the submodule defining it: resolved on first use, so importing the package
+(or a light submodule of it) stays cheap."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)

@@ -6,54 +6,41 @@ The generic pieces (``cluster_bootstrap``, ``benjamini_hochberg``, ``cohen_d``, 
 the audit and the tool-drift benchmark.
 """
 
-from memlens.stats.analyze import analyze, to_jsonable
-from memlens.stats.bootstrap import (
-    BootstrapEstimate,
-    bootstrap_p_value,
-    cluster_bootstrap,
-    cluster_sums,
-    d_rel,
-    draw_cluster_counts,
-    elevation_pct,
-    mean_difference,
-    summarize_replicates,
-)
-from memlens.stats.effects import cohen_d, paired_cluster_t_test, welch_t_test
-from memlens.stats.letters import compact_letters
-from memlens.stats.mixed import fit_mixed_model
-from memlens.stats.multiple import benjamini_hochberg
-from memlens.stats.pairwise import pairwise_welch
-from memlens.stats.results import AuditStats, DriftStats, parse_stats
-from memlens.stats.summary import format_summary
-from memlens.stats.table import load_drift_table, metric_columns, validate_drift_table
-from memlens.stats.validity import convergence, validity_verdict
+from memlens.lazy import lazy_exports
 
-__all__ = [
-    "AuditStats",
-    "DriftStats",
-    "parse_stats",
-    "BootstrapEstimate",
-    "analyze",
-    "benjamini_hochberg",
-    "bootstrap_p_value",
-    "cluster_bootstrap",
-    "cluster_sums",
-    "cohen_d",
-    "compact_letters",
-    "convergence",
-    "d_rel",
-    "draw_cluster_counts",
-    "elevation_pct",
-    "fit_mixed_model",
-    "format_summary",
-    "load_drift_table",
-    "mean_difference",
-    "metric_columns",
-    "paired_cluster_t_test",
-    "pairwise_welch",
-    "summarize_replicates",
-    "to_jsonable",
-    "validate_drift_table",
-    "validity_verdict",
-    "welch_t_test",
-]
+_EXPORTS = {
+    "AuditStats": "results",
+    "BootstrapEstimate": "bootstrap",
+    "DriftStats": "results",
+    "analyze": "analyze",
+    "benjamini_hochberg": "multiple",
+    "bootstrap_p_value": "bootstrap",
+    "cluster_bootstrap": "bootstrap",
+    "cluster_sums": "bootstrap",
+    "cohen_d": "effects",
+    "compact_letters": "letters",
+    "compare_memory_sets": "memory_sets",
+    "convergence": "validity",
+    "d_rel": "bootstrap",
+    "draw_cluster_counts": "bootstrap",
+    "elevation_pct": "bootstrap",
+    "fit_mixed_model": "mixed",
+    "format_summary": "summary",
+    "load_drift_table": "table",
+    "mean_difference": "bootstrap",
+    "metric_columns": "table",
+    "paired_cluster_t_test": "effects",
+    "pairwise_welch": "pairwise",
+    "parse_stats": "results",
+    "selectivity": "selectivity",
+    "summarize_replicates": "bootstrap",
+    "to_jsonable": "analyze",
+    "validate_drift_table": "table",
+    "validity_verdict": "validity",
+    "welch_t_test": "effects",
+}
+"""Public name -> the submodule defining it: resolved on first use, so importing the package
+(or a light submodule of it) stays cheap."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)

@@ -4,25 +4,26 @@ Data (schema, loader, bundled sample), the rule-based rubric metric, the runner 
 memory conditions, memory frameworks (Setting 2), the judge and the scenario builder.
 """
 
-from memlens.tooldrift.loader import Dataset, bundled_path, load_dataset, load_rubrics
-from memlens.tooldrift.schema import (
-    BIAS_DIMENSIONS,
-    CONDITIONS,
-    Entry,
-    ParamSpec,
-    Rubric,
-    entry_id,
-)
+from memlens.lazy import lazy_exports
 
-__all__ = [
-    "BIAS_DIMENSIONS",
-    "CONDITIONS",
-    "Dataset",
-    "Entry",
-    "ParamSpec",
-    "Rubric",
-    "bundled_path",
-    "entry_id",
-    "load_dataset",
-    "load_rubrics",
-]
+_EXPORTS = {
+    "BIAS_DIMENSIONS": "schema",
+    "CONDITIONS": "schema",
+    "Dataset": "loader",
+    "Entry": "schema",
+    "ParamSpec": "schema",
+    "Rubric": "schema",
+    "bundled_path": "loader",
+    "compare_tooldrift": "compare",
+    "entry_id": "schema",
+    "load_dataset": "loader",
+    "load_rubrics": "loader",
+    "read_source": "scan",
+    "run_tooldrift": "runner",
+    "scan_source": "scan",
+}
+"""Public name -> the submodule defining it: resolved on first use, so importing the package
+(or a light submodule of it) stays cheap."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)
