@@ -69,3 +69,43 @@ def test_numpy_rows_and_scalars():
         encode([np.array(5)])
     with pytest.raises(MemlensError, match=r"sequences\[0\]: expected a sequence"):
         encode([np.zeros((2, 2))])
+
+
+def _first_seen_codes(sequences):
+    """Reference encoding by hand: codes in order of first appearance, rows padded with -1."""
+    alphabet = []
+    for symbol in (symbol for sequence in sequences for symbol in sequence):
+        if symbol not in alphabet:
+            alphabet.append(symbol)
+    width = max(map(len, sequences), default=0)
+    return [[alphabet.index(s) for s in seq] + [-1] * (width - len(seq)) for seq in sequences], alphabet
+
+
+def test_encode_matches_a_hand_reference_on_label_lists():
+    rng = np.random.default_rng(3)
+    symbols = [f"value_{i}" for i in range(30)]
+    sequences = [[symbols[k] for k in rng.integers(0, 30, rng.integers(0, 9))] for _ in range(500)]
+    codes, alphabet = _first_seen_codes(sequences)
+    batch = encode(sequences)
+    assert batch.codes.tolist() == codes and list(batch.alphabet) == alphabet
+    assert batch.lengths.tolist() == [len(seq) for seq in sequences]
+
+
+def test_mixed_sequence_types_encode_alike():
+    class Row(list):
+        pass
+
+    batch = encode([["a", "b"], ("b", "a"), "ab", Row(["b"]), range(2), np.array([1, 0]), b"a"])
+    assert batch.alphabet == ("a", "b", 0, 1, 97)
+    assert batch.codes.tolist() == [[0, 1], [1, 0], [0, 1], [1, -1], [2, 3], [3, 2], [4, -1]]
+
+
+@pytest.mark.parametrize("item", [None, {"a"}, {"a": 1}, np.array(5), iter("ab")])
+def test_bad_item_after_many_good_rows_names_its_row(item):
+    with pytest.raises(MemlensError, match=r"sequences\[300\]: expected a sequence"):
+        encode([["a"]] * 150 + ["ab"] * 150 + [item] + [("b",)] * 10)
+
+
+def test_first_unknown_symbol_is_named_with_a_fixed_alphabet():
+    with pytest.raises(MemlensError, match=r"sequences\[200\]: symbol 'z' at position 1"):
+        encode([["a", "b"]] * 200 + [("a", "z")] + ["zz"], alphabet=["a", "b"])

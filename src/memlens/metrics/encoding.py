@@ -94,16 +94,26 @@ def symbol_sequence(value: object, what: str) -> tuple[Hashable, ...]:
     return symbols
 
 
+_PLAIN_SEQUENCES = frozenset({list, tuple, str})
+"""Exact types that pass the item check below without the (slow) ABC isinstance calls."""
+
+
+def _check_item(item: object, row: int, what: str) -> None:
+    is_vector = isinstance(item, np.ndarray) and item.ndim == 1
+    if isinstance(item, (Mapping, Set)) or not (isinstance(item, Sequence) or is_vector):
+        raise MemlensError(
+            f"{what}[{row}]: expected a sequence of hashable symbols, got {type(item).__name__}"
+        )
+
+
 def _check_sequences(sequences: object, what: str) -> list[object]:
     if isinstance(sequences, (str, bytes, Mapping, Set)) or not isinstance(sequences, Iterable):
         raise MemlensError(f"{what}: expected a list of sequences, got {type(sequences).__name__}")
     items = list(sequences)
-    for row, item in enumerate(items):
-        is_vector = isinstance(item, np.ndarray) and item.ndim == 1
-        if isinstance(item, (Mapping, Set)) or not (isinstance(item, Sequence) or is_vector):
-            raise MemlensError(
-                f"{what}[{row}]: expected a sequence of hashable symbols, got {type(item).__name__}"
-            )
+    if not _PLAIN_SEQUENCES.issuperset(map(type, items)):  # only odd types pay the ABC checks
+        for row, item in enumerate(items):
+            if type(item) not in _PLAIN_SEQUENCES:
+                _check_item(item, row, what)
     return items
 
 
@@ -136,7 +146,7 @@ def _encode_into(items: list[object], index: dict, what: str) -> EncodedBatch:
     lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
     try:
         flat = np.fromiter(
-            (index[symbol] for symbol in chain.from_iterable(items)),
+            map(index.__getitem__, chain.from_iterable(items)),
             dtype=np.int32,
             count=int(lengths.sum()),
         )
