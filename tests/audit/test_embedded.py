@@ -25,5 +25,5 @@ def test_tiny_real_audit(tmp_path):
 
     html = build_report(tmp_path / "run").read_text()
     assert "validity: not computed" in html
-    again = run_audit(config, tmp_path / "run", progress=False, report=False)
+    again = run_audit(config, tmp_path / "run", progress=False)
     assert again.calls["pending"] == 0 and again.labels["responses"] == 0

@@ -17,7 +17,7 @@ import scripted  # noqa: E402
 RUNNER = """
 import json, sys
 from memlens.audit import build_config, run_audit
-run_audit(build_config(json.loads(sys.argv[1])), sys.argv[2], progress=False, report=False)
+run_audit(build_config(json.loads(sys.argv[1])), sys.argv[2], progress=False)
 """
 
 

@@ -145,7 +145,7 @@ def test_higher_threshold_on_resume_keeps_everything(filtered, tmp_path):
     copy = tmp_path / "run"
     shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("memlens.lock"))
     stricter = build_config({**config.model_dump(), "orthogonality_threshold": 0.95})
-    result = run_audit(stricter, copy, progress=False, report=False)  # all cached: no server
+    result = run_audit(stricter, copy, progress=False)  # all cached: no server
     assert result.quality["pairs_excluded_orthogonality"] == 0
     assert result.stats.metrics["dtw"].categories["age"].n == 4
 

@@ -96,7 +96,7 @@ def audit(tmp_path_factory, mode: str, planted: bool) -> tuple[dict, list[bool]]
             "labeler": f"openai:labeler@{server.base_url}",
             "questions": str(questions), "stimuli": str(stimuli), "seed": 11, "mode": mode,
             "baselines": 5, "samples": 1, "n_bootstrap": 300, "max_tokens": 64})
-        result = run_audit(config, directory / "run", progress=False, report=False)
+        result = run_audit(config, directory / "run", progress=False)
     assert result.stats_error is None
     assert len(seen) == N_QUESTIONS * (5 + len(STIMULI) - 1)
     return result.stats.to_json(), seen

@@ -4,6 +4,7 @@ imports the report."""
 import ast
 import dataclasses
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -41,9 +42,15 @@ def test_run_audit_no_longer_builds_the_report(finished, tmp_path):
 
     run_dir, _ = finished
     assert not (run_dir / "report.html").exists()
-    with pytest.raises(MemlensError, match="build_report"):
+    with warnings.catch_warnings(record=True) as caught, \
+            pytest.raises(MemlensError, match="build_report"):
+        warnings.simplefilter("always")
         run_audit(build_config({}), tmp_path / "other", progress=False, report=True)
     assert not (tmp_path / "other").exists()  # refused before any work
+    deprecations = [w for w in caught if w.category is DeprecationWarning]
+    assert len(deprecations) == 1 and deprecations[0].filename == __file__  # the caller's line
+    assert "run_audit(report=...) is deprecated" in str(deprecations[0].message)
+    assert "memlens.report.build_report(run_dir)" in str(deprecations[0].message)
 
 
 def test_stored_statistics_are_reused(finished):

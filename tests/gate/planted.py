@@ -89,4 +89,4 @@ def planted_audit(directory, run_dir, *, persona_shift: dict[str, float], audit_
             "labeler": f"openai:labeler@{server.base_url}",
             "questions": str(q_file), "stimuli": str(s_file), "seed": audit_seed,
             "baselines": baselines, "samples": 1, "n_bootstrap": 300, "max_tokens": 64})
-        return run_audit(config, run_dir, progress=False, report=False)
+        return run_audit(config, run_dir, progress=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -380,7 +381,7 @@ def chunk_size(config: AuditConfig) -> int:
 
 
 def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True,
-              report: bool = False, model=None, model_name: str | None = None) -> AuditResult:
+              report: bool | None = None, model=None, model_name: str | None = None) -> AuditResult:
     """Run (or resume) the audit described by ``config`` in ``run_dir``.
 
     Questions are processed in chunks (generate -> steps -> labels -> drift per chunk), so an
@@ -389,16 +390,20 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
 
     The audit never builds the report (``memlens.audit`` imports nothing from
     ``memlens.report``): call ``memlens.report.build_report(run_dir)`` afterwards, as
-    ``memlens audit`` does. ``report`` is kept for old callers: ``False`` (the default) is the
-    only value accepted.
+    ``memlens audit`` does. ``report`` is deprecated (removed in the next minor release): passing
+    it warns, and ``report=True`` is refused.
 
     ``model`` audits a ``ChatModel`` object or a plain function ``messages -> text`` (sync or
     async, named by ``model_name``; see ``memlens.models.callable``) instead of ``config.model``,
     which is then recorded as the model's id (``callable:<name>``) and keys cache and resume.
     """
+    if report is not None:
+        warnings.warn("run_audit(report=...) is deprecated and will be removed in the next minor "
+                      "release: leave it out and call memlens.report.build_report(run_dir) after "
+                      "the audit", DeprecationWarning, stacklevel=2)
     if report:
         raise MemlensError("run_audit no longer builds the report: call "
-                           "memlens.report.build_report(run_dir) after it (report=False)")
+                           "memlens.report.build_report(run_dir) after it")
     from functools import cache
 
     from memlens.models import get_model
