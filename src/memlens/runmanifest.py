@@ -18,7 +18,7 @@ import hashlib
 import json
 
 from memlens.errors import MemlensError
-from memlens.models.public import public_model_string
+from memlens.models.modelstring import public_model_string
 
 VERSIONED = ("numpy", "scipy", "pandas", "numba", "xllamacpp", "sentence-transformers",
              "openai", "anthropic", "transformers", "datasets")

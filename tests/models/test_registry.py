@@ -4,7 +4,7 @@ import pytest
 
 from memlens.errors import MemlensError
 from memlens.models import ChatModel, get_model
-from memlens.models.registry import parse_model_string
+from memlens.models.modelstring import parse_model_string
 
 
 @pytest.mark.parametrize(("string", "model_id"), [

@@ -43,16 +43,14 @@ def planned_rating_requests(cells) -> list:
 
 
 def _done(row: dict | None, rater: str) -> bool:
-    from memlens.models.public import public_model_string
-
-    return (row is not None and public_model_string(str(row.get("rater"))) == rater
+    return (row is not None and row.get("rater") == rater
             and not str(row.get("error") or "").startswith("rater_error: call failed"))
 
 
 def run_orthogonality(cells, config, store, make_rater) -> dict[str, int]:
     """Rate the pending pairs and store their rows; returns counts. ``make_rater()`` is called
     only when some pair is pending."""
-    from memlens.models.public import public_model_string
+    from memlens.models.modelstring import public_model_string
     from memlens.questions.orthogonality import pair_id, rate_relevance
 
     rater = public_model_string(config.orthogonality_rater)  # stored without URL credentials
@@ -78,11 +76,11 @@ def current_ratings(store, config, cells=None) -> list[dict]:
         from memlens.questions.orthogonality import pair_id
 
         wanted = {pair_id(q.id, s.id) for q, s in rated_pairs(cells)}
-    from memlens.models.public import public_model_string
+    from memlens.models.modelstring import public_model_string
 
-    rater = public_model_string(config.orthogonality_rater)
+    rater = public_model_string(config.orthogonality_rater)  # rows store it in this form
     return [row for row in store.rows(ORTHO_TABLE)
-            if public_model_string(str(row.get("rater"))) == rater
+            if row.get("rater") == rater
             and (wanted is None or row["id"] in wanted)]
 
 

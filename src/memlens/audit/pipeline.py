@@ -200,7 +200,6 @@ def check_manifest(store, config: AuditConfig, inputs: dict, run_dir: str | Path
     previous = store.read_manifest().get("audit")
     if not previous:
         return
-    from memlens.models.public import public_config
     from memlens.runmanifest import open_run_manifest
 
     old_weights = (previous.get("model_fingerprint") or {}).get("digest")
@@ -209,7 +208,7 @@ def check_manifest(store, config: AuditConfig, inputs: dict, run_dir: str | Path
             f"run directory {run_dir} holds an audit with different settings (model weights "
             "(fingerprint)); use another --out to start a new audit, or the same settings to "
             "resume it")
-    open_run_manifest(store, "audit", public_config(config.model_dump()),
+    open_run_manifest(store, "audit", config.model_dump(),  # recorded in its public form
                       runtime_only=RUNTIME_ONLY | ANALYSIS_ONLY,
                       inputs={key: inputs[key] for key in INPUT_HASHES if key in inputs})
 
@@ -231,16 +230,17 @@ def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
     import platform
 
     from memlens import __version__
-    from memlens.models.public import public_config, public_model_string
+    from memlens.models.modelstring import public_config
     from memlens.runmanifest import package_versions
 
+    settings = public_config(config.model_dump())  # model strings without credentials
     store.write_manifest({"audit": {
-        "config": public_config(config.model_dump()), "inputs": inputs,
+        "config": settings, "inputs": inputs,
         "memlens_version": __version__,
         "python": platform.python_version(), "versions": package_versions(AUDIT_VERSIONED),
-        "model": public_model_string(config.model),
+        "model": settings["model"],
         "model_fingerprint": _model_fingerprint(config.model),
-        "labeler": public_model_string(config.labeler),
+        "labeler": settings["labeler"],
         "seed": config.seed, "seeds": "sample seed = sha256(seed|question|stimulus|sample)[:31 bits]",
     }})
 
@@ -340,7 +340,7 @@ def run_stats(store, config: AuditConfig, *, frame=None,
 
 def labeler_options(config: AuditConfig) -> dict:
     """``--concurrency`` bounds an API labeler's calls too (its backend's own default is 32)."""
-    from memlens.models.registry import API_BACKENDS, parse_model_string
+    from memlens.models.modelstring import API_BACKENDS, parse_model_string
 
     if is_embedded(config.labeler) or config.concurrency is None:
         return {}

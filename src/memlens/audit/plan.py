@@ -477,7 +477,7 @@ def labeling_plan(config: AuditConfig, responses: int) -> LabelingPlan | None:
 
     from memlens.engine.plan import CHARS_PER_TOKEN, estimate_prompt_tokens
     from memlens.models import ChatRequest
-    from memlens.models.public import public_model_string
+    from memlens.models.modelstring import public_model_string
     from memlens.ontology import load_ontology
     from memlens.ontology.llm_labeler import LLMLabeler
     from memlens.ontology.prompting import label_messages, reply_schema

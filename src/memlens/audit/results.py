@@ -118,10 +118,8 @@ def _orthogonality(config: AuditConfig, ratings: list[dict],
     """The filter's ratings, excluded pairs and counts (None when the filter is off)."""
     if not config.orthogonality_rater:
         return None
-    from memlens.models.public import public_model_string
-
     excluded = excluded_from_rows(ratings, config.orthogonality_threshold)
-    return Orthogonality(rater=public_model_string(config.orthogonality_rater),
+    return Orthogonality(rater=config.orthogonality_rater,  # public: the config is the manifest's
                          threshold=config.orthogonality_threshold,
                          quality=orthogonality_quality(ratings, excluded, drift_rows),
                          table=excluded_table(ratings, excluded, drift_rows))

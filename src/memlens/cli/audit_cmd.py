@@ -261,7 +261,7 @@ def dry_run(config, run_dir: str | None, power: bool = False) -> int:
     with the orthogonality filter on the rater plan, and with ``power`` the design's power
     table."""
     from memlens.cli.confirm import estimate_line
-    from memlens.models.public import public_model_string
+    from memlens.models.modelstring import public_model_string
     from memlens.models.throughput import expected_throughput
 
     plan, inputs = generation_plan(config, run_dir)

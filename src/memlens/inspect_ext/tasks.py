@@ -45,7 +45,7 @@ def reasoning_drift(preset: str | None = DEFAULT_PRESET, config: str | None = No
                 if key not in ("preset", "config") and value is not None}
     from memlens import __version__
     from memlens.inspect_ext.tokens import ensure_token_encoding
-    from memlens.models.public import public_config
+    from memlens.models.modelstring import public_config
 
     audit = task_config(preset, config, **settings)
     samples_, inputs = audit_samples(audit)

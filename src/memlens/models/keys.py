@@ -10,6 +10,7 @@ import os
 from urllib.parse import urlparse
 
 from memlens.errors import MemlensError
+from memlens.models.public import scrub_credentials
 
 LOCAL_PLACEHOLDER_KEY = "memlens-local-no-key"
 """Sent to a loopback / private server when no key is set (the SDKs insist on one)."""
@@ -54,8 +55,6 @@ def redact(text: str, secret: str | None) -> str:
     >>> redact("no route to http://me:pw@h/v1", None)
     'no route to http://h/v1'
     """
-    from memlens.models.public import scrub_credentials
-
     if secret and secret != LOCAL_PLACEHOLDER_KEY:
         text = text.replace(secret, "[redacted]")
     return scrub_credentials(text)

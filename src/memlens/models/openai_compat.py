@@ -32,7 +32,8 @@ from memlens.errors import missing_extra
 from memlens.models.api_base import AsyncAPIModel, check_not_empty, sdk_failure
 from memlens.models.base import ChatResponse, GenerationParams, Message, ToolCall
 from memlens.models.keys import resolve_api_key
-from memlens.models.public import api_model_id, split_base_url
+from memlens.models.modelstring import api_model_id
+from memlens.models.public import split_base_url
 from memlens.models.retry import Failure, MalformedReply, RetryPolicy
 from memlens.models.tool_emulation import (
     apply_emulated_calls,
@@ -230,18 +231,6 @@ def server_context_tokens(base_url: str, api_key: str = "", timeout_s: float = 5
     value = (settings or {}).get("n_ctx") if isinstance(settings, dict) else None
     value = data.get("n_ctx") if value is None and isinstance(data, dict) else value
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def split_model_string(name: str) -> tuple[str, str | None]:
-    """``"qwen@http://h/v1"`` -> ``("qwen", "http://h/v1")``.
-
-    >>> split_model_string("gpt-4.1-mini"), split_model_string("q@http://127.0.0.1:8/v1")
-    (('gpt-4.1-mini', None), ('q', 'http://127.0.0.1:8/v1'))
-    """
-    index = name.lower().find("@http")
-    if index < 0:
-        return name, None
-    return name[:index], name[index + 1:].rstrip("/")
 
 
 def _fast_http_client(openai: Any, max_concurrency: int) -> Any:

@@ -10,8 +10,12 @@ import math
 
 from memlens.errors import MemlensError
 from memlens.models.base import ChatModel
-
-BACKENDS = ("embedded", "fake", "openai", "anthropic", "vllm", "hf")
+from memlens.models.modelstring import (
+    API_BACKENDS,
+    model_spec,
+    parse_model_string,
+    split_model_string,
+)
 
 _CLASSES = {
     "fake": ("memlens.models.fake", "FakeModel"),
@@ -21,38 +25,6 @@ _CLASSES = {
     "vllm": ("memlens.models.vllm_backend", "VLLMModel"),
     "hf": ("memlens.models.hf_backend", "TransformersModel"),
 }
-
-
-def _unknown(model: str) -> MemlensError:
-    from memlens.models.public import scrub_credentials
-
-    return MemlensError(
-        f"unknown or unavailable model '{scrub_credentials(model)}': expected one of "
-        + ", ".join(f"'{b}'" for b in BACKENDS)
-        + " (e.g. 'openai:gpt-4.1-mini@http://127.0.0.1:8000/v1')"
-    )
-
-
-def parse_model_string(model: str) -> tuple[str, str]:
-    """Split a model string into (backend, name); MemlensError when malformed.
-
-    >>> parse_model_string("openai:qwen3-4b@http://127.0.0.1:8000/v1")
-    ('openai', 'qwen3-4b@http://127.0.0.1:8000/v1')
-    >>> parse_model_string("embedded")
-    ('embedded', '')
-    """
-    from memlens.models.public import scrub_credentials
-
-    backend, _, name = model.strip().partition(":")
-    if backend not in BACKENDS:
-        raise _unknown(model)
-    if backend in ("openai", "anthropic", "vllm", "hf") and not name:
-        raise MemlensError(f"model '{scrub_credentials(model)}' needs a name after '{backend}:' "
-                           f"(e.g. '{backend}:MODEL')")
-    if backend in ("embedded", "fake") and name:
-        raise MemlensError(f"model '{scrub_credentials(model)}': '{backend}' takes no name "
-                           "after ':'")
-    return backend, name
 
 
 def model_id_for(model: str) -> str:
@@ -66,13 +38,12 @@ def model_id_for(model: str) -> str:
     >>> model_id_for("embedded").partition("#")[0]  # + '#fp=' and 12 hex of the GGUF file
     'embedded'
     """
-    backend, name = parse_model_string(model)
+    spec = model_spec(model)
+    backend, name = spec.backend, spec.name
     if backend == "fake":
         return model
-    if backend in ("openai", "anthropic"):
-        from memlens.models.public import public_model_string
-
-        return public_model_string(model)  # normalised, without URL credentials
+    if backend in API_BACKENDS:
+        return spec.public  # normalised, without URL credentials
     from memlens.models.fingerprint import (  # local weights: the id carries their fingerprint
         embedded_fingerprint,
         fingerprint_model,
@@ -111,19 +82,14 @@ def get_model(model: str, **options) -> ChatModel:
         for option, value in (_EMBEDDED_SETTINGS.get() or {}).items():  # explicit options win
             options.setdefault(option, value)
         return cls(**options)
-    if backend in ("openai", "anthropic"):  # both take MODEL@BASE_URL
-        from memlens.models.openai_compat import split_model_string
-
-        model_name, base_url = split_model_string(name)
+    if backend in API_BACKENDS:  # both take MODEL@BASE_URL
+        model_name, base_url = split_model_string(name)  # the URL as given: it may log in
         options.setdefault("base_url", base_url)
         for option, value in (_CALL_SETTINGS.get() or {}).items():  # explicit options win
             options.setdefault(option, value)
         return cls(model_name, **options)
     return cls(name, **options)
 
-
-API_BACKENDS = ("openai", "anthropic")
-"""Backends that call a server, and so take a timeout and a retry policy."""
 
 _CALL_SETTINGS: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
     "memlens_call_settings", default=None)

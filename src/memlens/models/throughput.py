@@ -71,7 +71,7 @@ def expected_throughput(model: str, concurrency: int | None = None,
                                 "tokens/s measured (quick audit, idle 2 cores)")
     if backend in ("openai", "anthropic"):
         from memlens.models.keys import is_local_url
-        from memlens.models.openai_compat import split_model_string
+        from memlens.models.modelstring import split_model_string
 
         _, base_url = split_model_string(model.partition(":")[2])
         if base_url is not None and is_local_url(base_url):

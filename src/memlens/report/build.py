@@ -69,10 +69,8 @@ def _figures(stats: DriftStats | None, fig_dir: Path) -> dict[str, str]:
 
 
 def _header(run: AuditRun) -> str:
-    from memlens.models.public import public_model_string
-
     manifest, quality = run.manifest, run.quality
-    model, labeler = (public_model_string(str(manifest.get(key))) for key in ("model", "labeler"))
+    model, labeler = (str(manifest.get(key)) for key in ("model", "labeler"))  # public forms
     return (f'<p class="meta">model <b>{escape(model)}</b> · labeler '
             f'<b>{escape(labeler)}</b> · {quality["questions"]} questions · '
             f'{quality["responses"]} responses · {quality["drift_rows"]} drift rows · seed '

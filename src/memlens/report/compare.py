@@ -43,10 +43,9 @@ class CompareOutput:
 
 
 def run_label(manifest: dict) -> str:
-    """``model / labeler`` of a run (``compare_runs`` adds the folder name when ambiguous)."""
-    from memlens.models.public import public_model_string
-
-    return " / ".join(public_model_string(str(manifest.get(key))) for key in ("model", "labeler"))
+    """``model / labeler`` of a run (``compare_runs`` adds the folder name when ambiguous); the
+    manifest holds them in their public form."""
+    return " / ".join(str(manifest.get(key)) for key in ("model", "labeler"))
 
 
 def comparison_table(runs: list[tuple[str, DriftStats | None]]) -> pd.DataFrame:

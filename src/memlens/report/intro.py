@@ -81,9 +81,7 @@ def measured_html(run) -> str:
                 + (f" ({_count(failed, 'failed call', 'failed calls')})" if failed else ""))
     floor = ("the drift between the no-memory answers of the same question" if config.baselines > 1
              else "the drift of the extra no-memory samples from the baseline")
-    labeler = run.manifest.get("labeler") or config.labeler
-    from memlens.models.public import public_model_string
-
+    labeler = run.manifest.get("labeler") or config.labeler  # public: read from the manifest
     return (
         '<p class="lead"><b>What was measured.</b> '
         f"{_count(counts['questions'], 'question was', 'questions were')} each answered "
@@ -93,7 +91,7 @@ def measured_html(run) -> str:
         f"{'memory' if conditions == 1 else 'memories'}, {escape(mode)}: "
         f"{'; '.join(kinds) or 'none yet'} — {answered}.{control_set} "
         f"Each answer was split into {hover('steps', 'reasoning steps')} and the labeler "
-        f"<b>{escape(public_model_string(str(labeler)))}</b> gave each step a value of the "
+        f"<b>{escape(str(labeler))}</b> gave each step a value of the "
         f"{hover('ontology', 'ontology')} (such as safety, cost or fairness). "
         f"{hover('drift', 'Drift')} is how differently those labelled steps are ordered than in "
         f"a no-memory answer to the same question ({hover('dtw', 'DTW')}; 0 = the same values "
