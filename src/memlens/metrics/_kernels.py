@@ -11,14 +11,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from memlens.metrics._jit import kernel
 
 _BIG = 1 << 40  # "infinity" for integer DTW rows; far above any reachable cost
 _LN2 = math.log(2.0)
 _SMALL_TABLE = 64  # n·m at or below which the DP beats bit-parallel setup (benchmarks/)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def dtw01_raw_pair(a, n, b, m, row):
     """DTW_raw under the 0/1 cost; ``row`` is int64 scratch of length ≥ m + 1. Needs n, m ≥ 1."""
     row[0] = 0
@@ -40,7 +41,7 @@ def dtw01_raw_pair(a, n, b, m, row):
     return row[m]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def dtw_cost_raw_pair(a, n, b, m, cost, row):
     """DTW_raw with a symbol cost matrix ``cost[a_i, b_j]``; ``row`` is float64 scratch ≥ m + 1."""
     row[0] = 0.0
@@ -62,7 +63,7 @@ def dtw_cost_raw_pair(a, n, b, m, cost, row):
     return row[m]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def levenshtein_dp_pair(a, n, b, m, row):
     """Levenshtein distance by the classic DP with one int64 row of length ≥ m + 1."""
     for j in range(m + 1):
@@ -85,7 +86,7 @@ def levenshtein_dp_pair(a, n, b, m, row):
     return row[m]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def levenshtein_bits_pair(pattern, p, text, t, peq):
     """Levenshtein distance by Myers/Hyyrö bit-parallelism; needs 1 ≤ p ≤ 64.
 
@@ -118,7 +119,7 @@ def levenshtein_bits_pair(pattern, p, text, t, peq):
     return score
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def levenshtein_pair(a, n, b, m, peq, row):
     """Levenshtein distance: DP for tiny tables, bit-parallel when one side fits in 64 symbols."""
     if n == 0:
@@ -137,7 +138,7 @@ def levenshtein_pair(a, n, b, m, peq, row):
 _LOG_TABLE_LIMIT = 1 << 17  # longest table of integer logs worth building (1 MiB of float64)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def log_table(width_a, width_b):
     """``table[k] = log(k)`` for k ≤ 2·width_a·width_b (empty when that is too large).
 
@@ -154,7 +155,7 @@ def log_table(width_a, width_b):
     return table
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _shared_symbol_term(count_a, n, count_b, m, table):
     """p·log(p/mix) + q·log(q/mix) for a symbol with counts in both sequences, mix = (p + q)/2."""
     x = count_a * m  # p / mix = 2x / (x + y) exactly, in integers
@@ -165,7 +166,7 @@ def _shared_symbol_term(count_a, n, count_b, m, table):
     return (count_a / n) * math.log(2.0 * x / (x + y)) + (count_b / m) * math.log(2.0 * y / (x + y))
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def js_distance_pair(a, n, b, m, count_a, count_b, table):
     """Jensen–Shannon distance sqrt(JSD / ln 2) of the two symbol histograms, in [0, 1].
 
@@ -204,7 +205,7 @@ def js_distance_pair(a, n, b, m, count_a, count_b, table):
     return distance if distance < 1.0 else 1.0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _normalised(raw, n, m):
     if n == 0 and m == 0:
         return 0.0
@@ -213,7 +214,7 @@ def _normalised(raw, n, m):
     return raw / max(n, m)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def dtw01_batch(codes_a, len_a, codes_b, len_b, raw, out):
     """Fill ``out[k]`` with DTW (0/1 cost), normalised by max(n, m) unless ``raw``."""
     row = np.empty(codes_b.shape[1] + 1, np.int64)
@@ -228,7 +229,7 @@ def dtw01_batch(codes_a, len_a, codes_b, len_b, raw, out):
         out[k] = value
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def dtw_cost_batch(codes_a, len_a, codes_b, len_b, cost, raw, out):
     """Fill ``out[k]`` with geometry-aware DTW using ``cost[symbol_a, symbol_b]``."""
     row = np.empty(codes_b.shape[1] + 1, np.float64)
@@ -243,7 +244,7 @@ def dtw_cost_batch(codes_a, len_a, codes_b, len_b, cost, raw, out):
         out[k] = value
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def edit_distance_batch(codes_a, len_a, codes_b, len_b, n_symbols, out):
     """Fill ``out[k]`` (int64) with the Levenshtein distance of pair k."""
     peq = np.zeros(n_symbols, np.uint64)
@@ -252,7 +253,7 @@ def edit_distance_batch(codes_a, len_a, codes_b, len_b, n_symbols, out):
         out[k] = levenshtein_pair(codes_a[k], len_a[k], codes_b[k], len_b[k], peq, row)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def js_distance_batch(codes_a, len_a, codes_b, len_b, n_symbols, out):
     """Fill ``out[k]`` with the Jensen–Shannon distance of pair k's histograms."""
     count_a = np.zeros(n_symbols, np.int64)
@@ -263,7 +264,7 @@ def js_distance_batch(codes_a, len_a, codes_b, len_b, n_symbols, out):
                                   table)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def sri_batch(codes_a, len_a, codes_b, len_b, n_symbols, alpha, edits, d_seq, d_dist, out):
     """Fill ``edits`` (int64), ``d_seq``, ``d_dist`` and ``out = alpha·d_seq + (1 − alpha)·d_dist`` for every pair."""
     peq = np.zeros(n_symbols, np.uint64)
@@ -282,7 +283,7 @@ def sri_batch(codes_a, len_a, codes_b, len_b, n_symbols, alpha, edits, d_seq, d_
         out[k] = alpha * seq + (1.0 - alpha) * dist
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def first_bad_row(codes, lengths, n_symbols):
     """Index of the first row with a code outside [0, n_symbols) in its valid part, else -1."""
     for k in range(codes.shape[0]):

@@ -7,10 +7,10 @@ tie rule as :func:`memlens.metrics.path.dtw_path` (diagonal first, then the step
 
 from __future__ import annotations
 
-from numba import njit
+from memlens.metrics._jit import kernel
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _fill_table(a, n, b, m, table):
     """table[i, j] = DTW_raw of a[:i], b[:j] (0/1 cost); table[0, 0] = 0, borders = big."""
     big = 1 << 40
@@ -29,7 +29,7 @@ def _fill_table(a, n, b, m, table):
             table[i, j] = best + (1 if a[i - 1] != b[j - 1] else 0)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _back(table, i, j):
     """The predecessor of cell (i, j) on the path: min of diagonal, up, left (that order)."""
     best_i, best_j = i - 1, j - 1
@@ -41,7 +41,7 @@ def _back(table, i, j):
     return best_i, best_j
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def fill_paths(codes_a, len_a, codes_b, len_b, offsets, table, out_i, out_j, lengths):
     """Write pair k's path (positions in a and b, from (0, 0)) at ``out[offsets[k]:]`` and its
     length into ``lengths[k]``; ``offsets`` leaves n + m − 1 slots (the longest path) per pair."""
