@@ -7,10 +7,15 @@ A sub-command module defines ``register(subparsers)`` which adds its parser(s) a
 from __future__ import annotations
 
 import os
-import signal
 import sys
 
 from memlens import __version__
+from memlens.cli.interrupt import (
+    EXIT_INTERRUPTED,
+    exit_interrupted,
+    reraise_interrupt,
+    say_interrupted,
+)
 from memlens.errors import MemlensError
 
 # Each module registers its own sub-commands; order is the order shown in --help.
@@ -51,18 +56,18 @@ def main(argv: list[str] | None = None) -> int:
 
     Everything runs inside the handlers, parser building (it imports every command module)
     included: Ctrl-C at any moment is exit 130 with one line, a closed output pipe
-    (``memlens questions list | head -1``) is exit 141 with nothing printed.
+    (``memlens questions list | head -1``) is exit 141 with nothing printed. (The console script,
+    ``memlens.cli.entry.run``, also catches a Ctrl-C while this module imports.)
     """
     if argv is None:  # the real command (not a call from Python)
-        sys.unraisablehook = _reraise_interrupt
+        sys.unraisablehook = reraise_interrupt
     try:
         return _run(argv)
     except KeyboardInterrupt:
-        print("memlens: interrupted; everything finished so far is stored — re-run to resume.",
-              file=sys.stderr)
+        say_interrupted()
         if argv is None:  # the real command (not a call from Python): leave now, quietly
-            _exit_interrupted()
-        return 130
+            exit_interrupted()
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         _silence_stdout()
         return 141  # 128 + SIGPIPE, what a command killed by the closed pipe would return
@@ -95,35 +100,6 @@ def _run(argv: list[str] | None) -> int:
                            f"{error.strerror or error}"), file=sys.stderr)
         return 2
     return int(status or 0)
-
-
-def _reraise_interrupt(unraisable) -> None:
-    """``sys.unraisablehook``: a Ctrl-C that lands inside a callback Python cannot raise from
-    (a weakref callback of the import system, a ``__del__``) would be printed as "Exception
-    ignored" and lost, and the command would run on; it is raised again in the main thread."""
-    if isinstance(unraisable.exc_value, KeyboardInterrupt):
-        import _thread
-
-        _thread.interrupt_main()
-        return
-    sys.__unraisablehook__(unraisable)
-
-
-def _exit_interrupted() -> None:
-    """Exit 130 at once after Ctrl-C: further Ctrl-Cs are ignored, exit handlers run and the
-    streams are flushed, then the interpreter is left without its shutdown (which would turn a
-    Ctrl-C seen while a library ran code through ``PyRun_*`` into death by SIGINT, or print a
-    second traceback while threads are joined)."""
-    import atexit
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:  # noqa: BLE001 - nothing may stop the exit
-        pass
-    os._exit(130)
 
 
 def _silence_stdout() -> None:
