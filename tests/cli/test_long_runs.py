@@ -86,6 +86,6 @@ def test_confirmation_on_a_terminal(monkeypatch):
 def test_estimates_are_stated_per_backend():
     from memlens.models.throughput import expected_throughput
 
-    assert expected_throughput("embedded", threads=2).tokens_per_s == 60.0
+    assert expected_throughput("embedded", threads=2, replicas=1).tokens_per_s == 60.0
     assert expected_throughput("anthropic:claude-x").tokens_per_s == 16 * 50.0
     assert expected_throughput("fake").seconds(10**9) == 0.0

@@ -152,7 +152,7 @@ def test_threads_keep_the_text_and_the_default_is_one_slot():
     audit-like prompts alike at 2 threads vs 1, 0 of 8 at 4 slots decoding together)."""
     import os
 
-    assert get_model("embedded").max_concurrency == 1
+    assert get_model("embedded", n_replicas=1).max_concurrency == 1
     if os.getloadavg()[0] > 1.0:  # 2 llama.cpp threads on busy cores stall (> 600 s seen)
         pytest.skip("two threads would collapse on these busy cores; measured in docs/models.md")
     from memlens.steps import REASONING_INSTRUCTION
@@ -168,14 +168,46 @@ def test_threads_keep_the_text_and_the_default_is_one_slot():
 
 
 @pytest.mark.embedded
+def test_copies_decode_at_once_and_keep_the_text():
+    """Two single-thread copies of the model answer two calls at the same time, each exactly as
+    one copy alone does (the default on free cores: ``memlens.models.cpu.auto_replicas``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    question = "How should someone handle a coworker who keeps interrupting them in meetings?"
+    prompts = [[{"role": "user", "content": f"{memory}\n{question}"}] for memory in AUDIT_LIKE[:4]]
+    params = [GenerationParams(max_tokens=12, seed=seed) for seed in range(len(prompts))]
+    one = get_model("embedded", n_replicas=1, n_threads=1)
+    two = get_model("embedded", n_replicas=2, n_threads=1)
+    assert (one.max_concurrency, two.max_concurrency) == (1, 2)
+    alone = [one.complete(p, q).text for p, q in zip(prompts, params, strict=True)]
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(two.complete, prompts, params))
+    assert [response.text for response in together] == alone
+    assert all(alone)
+
+
+@pytest.mark.embedded
 def test_threads_and_parallel_flags_reach_models_built_from_strings():
     from memlens.models.registry import embedded_settings
 
-    with embedded_settings(n_threads=1, n_parallel=2):
+    with embedded_settings(n_threads=1, n_parallel=2, n_replicas=1):
         model = get_model("embedded")
         explicit = get_model("embedded", n_parallel=1)  # an explicit option wins
+        copies = get_model("embedded", n_replicas=3)
     assert (model.n_threads, model.max_concurrency) == (1, 2)
     assert explicit.max_concurrency == 1
+    assert (copies.n_replicas, copies.max_concurrency) == (3, 6)
+
+
+def test_copies_follow_the_free_cores():
+    from memlens.models.cpu import auto_replicas
+    from memlens.models.embedded import machine_settings
+
+    assert [auto_replicas(2, load) for load in (0.0, 0.4, 0.6, 1.0, 7.5)] == [2, 2, 1, 1, 1]
+    assert auto_replicas(16, 4.2) == 8 and auto_replicas(4, 1.0) == 3
+    # several copies run one thread each; one copy gets auto_threads' threads
+    assert machine_settings(None, None, 2) == (1, 1, 2)
+    assert machine_settings(3, 2, 4) == (3, 2, 4)
 
 
 def test_threads_follow_the_free_cores():

@@ -46,7 +46,11 @@ class AuditConfig(BaseModel):
     system_prompt: str | None = None
     """Optional system prompt for every generation call."""
     reasoning_instruction: bool = True
-    """Append the tagged-steps instruction (``memlens.steps.REASONING_INSTRUCTION``)."""
+    """Append the instruction of ``reasoning_format`` to every question."""
+    reasoning_format: Literal["tagged", "list"] = "tagged"
+    """``tagged``: the paper's ``<think><step_1>…`` format (``memlens.steps.REASONING_INSTRUCTION``);
+    ``list``: three numbered steps and a one-sentence answer (``memlens.steps.LIST_INSTRUCTION``),
+    which a small model follows (the quick preset)."""
     samples: int = Field(default=1, ge=1, le=1000)
     """Responses per (question, perturbed condition)."""
     baselines: int = Field(default=5, ge=1, le=50)
@@ -131,7 +135,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "stimuli_per_category": 1,
         "samples": 1,
         "baselines": 5,
-        "max_tokens": 160,
+        "reasoning_format": "list",
+        "max_tokens": 128,
         "n_bootstrap": 2_000,
     },
     # All categories, one exemplar each, on a 60-question subset: an afternoon on a laptop,

@@ -52,12 +52,13 @@ declare_row_type(STEPS_TABLE, StepsRow, required=frozenset({"id", "status"}))
 
 
 def question_prompt(question_text: str, config: AuditConfig) -> str:
-    """The user-visible question, with the tagged-steps instruction appended when asked for."""
+    """The user-visible question, with the instruction of ``config.reasoning_format`` appended
+    when asked for."""
     if not config.reasoning_instruction:
         return question_text
-    from memlens.steps import REASONING_INSTRUCTION
+    from memlens.steps import INSTRUCTIONS
 
-    return f"{question_text}\n\n{REASONING_INSTRUCTION}"
+    return f"{question_text}\n\n{INSTRUCTIONS[config.reasoning_format]}"
 
 
 def build_request(cell: Cell, config: AuditConfig):

@@ -1,5 +1,5 @@
-"""``--timeout SECONDS`` / ``--attempts N`` (API models) and ``--threads N`` / ``--parallel N``
-(the embedded model) for every command that calls a model.
+"""``--timeout SECONDS`` / ``--attempts N`` (API models) and ``--threads N`` / ``--parallel N`` /
+``--replicas N`` (the embedded model) for every command that calls a model.
 
 The values reach API backends (OpenAI-compatible, Anthropic) through
 ``memlens.models.registry.call_settings``, so models that library code builds from model strings
@@ -29,9 +29,14 @@ def add_call_flags(parser: argparse.ArgumentParser, *, attempts_flag: str = "--a
                              f"errors (default {default_attempts or 6}, at most {at.MAX_ATTEMPTS})")
     parser.add_argument("--threads", dest="model_threads", type=at.int_range(1, 256),
                         metavar="N",
-                        help="embedded model: CPU threads (default: the cores other work leaves "
-                             "free now, minus one, at least 1 — 1 on 2 cores; never changes a "
-                             "reply)")
+                        help="embedded model: CPU threads of each copy (default 1 with several "
+                             "copies, else the cores other work leaves free now, minus one; never "
+                             "changes a reply)")
+    parser.add_argument("--replicas", dest="model_replicas", type=at.int_range(1, 64),
+                        metavar="N",
+                        help="embedded model: copies of the model decoding separate requests at "
+                             "once (default: one per core other work leaves free now, at most 8; "
+                             "never changes a reply)")
     parser.add_argument("--parallel", dest="model_parallel", type=at.int_range(1, 256),
                         metavar="N",
                         help="embedded model: requests decoded together (continuous batching; "
@@ -49,7 +54,8 @@ def call_settings_for(args: argparse.Namespace):
     stack.enter_context(call_settings(getattr(args, "call_timeout", None),
                                       getattr(args, "call_attempts", None)))
     stack.enter_context(embedded_settings(getattr(args, "model_threads", None),
-                                          getattr(args, "model_parallel", None)))
+                                          getattr(args, "model_parallel", None),
+                                          getattr(args, "model_replicas", None)))
     return stack
 
 

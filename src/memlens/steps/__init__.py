@@ -3,6 +3,8 @@
 from memlens.lazy import lazy_exports
 
 _EXPORTS = {
+    "INSTRUCTIONS": "instruction",
+    "LIST_INSTRUCTION": "instruction",
     "METHODS": "parse",
     "REASONING_INSTRUCTION": "instruction",
     "Step": "parse",

@@ -1,4 +1,5 @@
-"""The instruction that asks a model for the tagged reasoning format (SPEC §1.3)."""
+"""The instructions that ask a model for its reasoning in steps: the tagged format of SPEC §1.3,
+and a short numbered list a small model follows."""
 
 REASONING_INSTRUCTION = (
     "Think through the question step by step before answering. Write each reasoning step "
@@ -9,3 +10,16 @@ REASONING_INSTRUCTION = (
 )
 """Appended to (or sent before) a question to request
 ``<think><step_1>…</step_1>…<step_N>…</step_N></think><answer>…</answer>``."""
+
+LIST_INSTRUCTION = (
+    "Reason in exactly three steps. Format:\n"
+    "1. <first step>\n2. <second step>\n3. <third step>\n"
+    "Answer: <one sentence>"
+)
+"""A numbered list of three steps and a one-sentence answer: what SmolLM2-135M (the embedded
+model) follows. With the tagged instruction it echoes the template ("Step 1: First reasoning
+step: …") and 7 of 8 replies run into a 160-token cap; with this one 0 of 6 hit a 128-token cap,
+all 6 split as lists of 3-6 steps, and a reply takes ≈ 40 % of the tokens (docs/audit.md)."""
+
+INSTRUCTIONS = {"tagged": REASONING_INSTRUCTION, "list": LIST_INSTRUCTION}
+"""The reasoning formats an audit can ask for (``AuditConfig.reasoning_format``)."""
