@@ -270,3 +270,30 @@ def test_plan_from_a_pilot_gives_the_pilots_own_report_mde(seed):
                         max_tokens=160, llm_labeler=False, available_questions=16)
     planned = design_row(pilot_model(run.pairs, 5), cost, 16, 5)
     assert planned.mde_pct == pytest.approx(report.validity.power["dtw"].mde_pct, rel=1e-9)
+
+
+def test_a_shipped_pilot_describes_only_its_own_settings(pilot, tmp_path):
+    """``memlens.audit.pilots``: the variance model a finished audit ships is the one
+    ``plan --pilot`` estimates, found again for the same settings and for no others."""
+    from memlens.audit.pilots import measured_power, pilot_record, power_sentence, shipped_pilot
+
+    folder = tmp_path / "pilots"
+    folder.mkdir()
+    record = pilot_record(str(pilot), "scripted pilot, test")
+    (folder / "scripted.json").write_text(json.dumps(record), encoding="utf-8")
+    model, recorded = planning.read_pilot(str(pilot))
+    config = build_config({k: v for k, v in recorded.items() if k != "preset"})
+    shipped = shipped_pilot(config, folder)
+    assert (shipped.floor_mean, shipped.sigma_a2, shipped.sigma_e2, shipped.tau2) == \
+        (model.floor_mean, model.sigma_a2, model.sigma_e2, model.tau2)
+    assert shipped.source == "scripted pilot, test"
+    for change in ({"max_tokens": 65}, {"reasoning_format": "list"}, {"labeler": "embedded"},
+                   {"model": "fake"}):
+        assert shipped_pilot(config.model_copy(update=change), folder) is None, change
+    row, used = measured_power(config, 16, shipped)
+    expected = planning.design_row(model, planning.question_cost(config), 16, config.baselines)
+    assert (row.power, row.mde_pct, row.questions_needed) == \
+        (expected.power, expected.mde_pct, expected.questions_needed)
+    sentence = power_sentence(row, used)
+    assert f"+{row.mde_pct:.1f}% DTW" in sentence and "scripted pilot, test" in sentence
+    assert ("cannot decide" in sentence) == (row.power < 0.8)

@@ -246,13 +246,20 @@ def generation_plan(config, run_dir: str | None):
 def confirm_audit(config, run_dir: str, yes: bool) -> None:
     """Ask before (or refuse) an audit whose generation calls are estimated to take more than
     ``memlens.cli.confirm.LONG_RUN_S`` on this backend (``--yes`` skips the question)."""
-    from memlens.cli.confirm import confirm_long_run
+    from memlens.cli.confirm import confirm_long_run, estimate_line
     from memlens.models.throughput import expected_throughput
 
-    plan, _ = generation_plan(config, run_dir)
+    plan, inputs = generation_plan(config, run_dir)
+    throughput = expected_throughput(config.model, config.concurrency)
+    if plan.calls:  # said before the first call, so the user knows what the run can tell
+        print("memlens: this audit: " + estimate_line(
+            plan.calls, plan.est_completion_tokens, plan.est_prompt_tokens, throughput),
+              file=sys.stderr)
+    sentence = power_line(config, inputs["questions"])
+    if sentence:
+        print(f"memlens: {sentence}", file=sys.stderr)
     confirm_long_run("this audit", plan.calls, plan.est_completion_tokens,
-                     plan.est_prompt_tokens, expected_throughput(config.model, config.concurrency),
-                     yes=yes, smaller="see the plan with --dry-run and make it smaller "
+                     plan.est_prompt_tokens, throughput, yes=yes, smaller="see the plan with --dry-run and make it smaller "
                      "(--preset quick, --n-questions N, --stimuli-per-category N, --max-tokens N)")
 
 
@@ -287,13 +294,26 @@ def dry_run(config, run_dir: str | None, power: bool = False) -> int:
               f"persona/life-event stimulus) pairs, plus at most one repair call each for "
               f"invalid replies")
         print(rating_plan)
+    sentence = power_line(config, inputs["questions"])
+    if sentence:
+        print(sentence)
     if power:
         from memlens.audit import plan as planning
+        from memlens.audit.pilots import shipped_pilot
 
+        model = shipped_pilot(config) or planning.assumed_model()
         print(planning.format_plan(planning.plan_designs(
-            planning.assumed_model(), planning.question_cost(config), [inputs["questions"]],
-            [config.baselines])))
+            model, planning.question_cost(config), [inputs["questions"]], [config.baselines])))
     return 0
+
+
+def power_line(config, questions: int) -> str | None:
+    """What this design can decide on the audited model, measured (``memlens.audit.pilots``);
+    None when no variance model was measured for these settings."""
+    from memlens.audit.pilots import measured_power, power_sentence
+
+    measured = measured_power(config, questions)
+    return power_sentence(*measured) if measured else None
 
 
 def summary_text(result) -> str:

@@ -118,8 +118,13 @@ def run_plan_command(args: argparse.Namespace) -> int:
             recorded.update({k: v for k, v in overrides.items() if v is not None})
             config = build_config(recorded, f"{args.pilot} (recorded audit config)")
     else:
-        model = planning.assumed_model(**stated, metric=args.metric)
+        from memlens.audit.pilots import shipped_pilot
+
         config = load_config(args.config, overrides, preset=args.preset)
+        # measured on this very setting (e.g. the quick preset on the embedded model) beats
+        # generic assumptions; stated assumptions win over both
+        shipped = None if stated or args.metric != "dtw" else shipped_pilot(config)
+        model = shipped or planning.assumed_model(**stated, metric=args.metric)
     result = planning.plan_designs(model, planning.question_cost(config), args.questions,
                                    args.baselines, args.effect_pct, args.alpha, args.power)
     print(json.dumps(result.to_dict(), indent=2) if args.json else planning.format_plan(result))

@@ -1,0 +1,101 @@
+"""Variance models measured on known models, shipped so that an audit can say before it starts
+what its design can detect there (docs/audit.md, "What the quick audit can decide").
+
+One JSON file per measured setting in ``memlens/data/pilots/``, written by
+``python scripts/ship_pilot.py RUN_DIR`` from a finished audit: the variance model that
+``memlens plan --pilot RUN_DIR`` estimates (:func:`memlens.audit.plan.pilot_model`) and the
+settings it holds for. A config uses a shipped model only when every setting that shapes the
+drift noise is the same (:data:`MATCH_KEYS`): another model, labeler, prompt format, token cap
+or sampling makes it a guess, and then nothing is claimed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from importlib.resources import files
+from pathlib import Path
+
+from memlens.audit.config import AuditConfig
+from memlens.audit.plan import (
+    DesignRow,
+    VarianceModel,
+    design_row,
+    question_cost,
+    read_pilot,
+)
+from memlens.errors import MemlensError
+from memlens.targets import PAPER_EFFECT_PCT, TARGET_POWER
+
+MATCH_KEYS = ("model", "labeler", "ontology", "mode", "reasoning_instruction", "reasoning_format",
+              "max_tokens", "temperature", "top_p", "top_k", "memory_template", "system_prompt",
+              "stimulus_categories", "stimuli_per_category", "samples")
+"""Settings a shipped variance model must share with a config to describe it."""
+
+
+def pilot_folder() -> Path:
+    """``memlens/data/pilots`` inside the installed package."""
+    return Path(str(files("memlens") / "data" / "pilots"))
+
+
+def shipped_pilot(config: AuditConfig, folder: Path | None = None) -> VarianceModel | None:
+    """The measured variance model of ``config``'s settings, if one is shipped; else None."""
+    folder = pilot_folder() if folder is None else folder
+    wanted = {key: _normal(getattr(config, key)) for key in MATCH_KEYS}
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if {key: _normal(record["settings"].get(key)) for key in MATCH_KEYS} == wanted:
+            return VarianceModel(**{**record["variance"], "details": record.get("details", {})})
+    return None
+
+
+def pilot_record(run_dir: str, note: str) -> dict:
+    """What ``scripts/ship_pilot.py`` writes for a finished audit: its variance model, the
+    settings it holds for, and ``note`` (where and when it was measured)."""
+    model, config = read_pilot(run_dir)
+    unknown = [key for key in MATCH_KEYS if key not in config]
+    if unknown:
+        raise MemlensError(f"{run_dir}: its recorded config lacks {', '.join(unknown)}; "
+                           "re-run the audit with this memlens version")
+    variance = asdict(model)
+    details = variance.pop("details")
+    variance["source"] = note
+    return {"settings": {key: config[key] for key in MATCH_KEYS},
+            "design": {"questions": config.get("n_questions"), "baselines": config.get("baselines")},
+            "variance": variance, "details": details}
+
+
+def measured_power(config: AuditConfig, questions: int,
+                   model: VarianceModel | None = None) -> tuple[DesignRow, VarianceModel] | None:
+    """This design's row (power for a paper-sized effect, MDE, questions needed) under the shipped
+    variance model of its settings; None when none is shipped."""
+    model = shipped_pilot(config) if model is None else model
+    if model is None:
+        return None
+    return design_row(model, question_cost(config), questions, config.baselines), model
+
+
+def power_sentence(row: DesignRow, model: VarianceModel) -> str:
+    """One plain sentence on what the design can decide, from the measured variance model.
+
+    >>> from memlens.audit.plan import DesignRow, VarianceModel
+    >>> m = VarianceModel(0.6, 0.01, 0.02, 0.0, source="quick audit of embedded, 2026-12-02")
+    >>> row = DesignRow(16, 5, 0.1, 0.41, 31.2, 27, 256, 15000, 32768, 0)
+    >>> print(power_sentence(row, m))
+    power (measured: quick audit of embedded, 2026-12-02): these 16 questions detect a life-event elevation of +31.2% DTW or more with power 0.8, so a paper-sized +23% effect would be found with power 0.41 only — this design cannot decide on it; 27 questions could (--n-questions 27, see memlens plan)
+    """
+    head = (f"power (measured: {model.source}): these {row.questions} questions detect a "
+            f"life-event elevation of +{row.mde_pct:.1f}% {model.metric.upper()} or more with "
+            f"power {TARGET_POWER:g}")
+    if row.power >= TARGET_POWER:
+        return (f"{head}, so a paper-sized +{PAPER_EFFECT_PCT:g}% effect would be found "
+                f"(power {row.power:.2f})")
+    tail = (f"; {row.questions_needed} questions could (--n-questions {row.questions_needed}, "
+            "see memlens plan)" if row.questions_needed else "")
+    return (f"{head}, so a paper-sized +{PAPER_EFFECT_PCT:g}% effect would be found with power "
+            f"{row.power:.2f} only — this design cannot decide on it{tail}")
+
+
+def _normal(value):
+    """Settings compared as JSON would store them (tuples as lists)."""
+    return json.loads(json.dumps(value))
