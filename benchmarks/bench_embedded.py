@@ -1,10 +1,12 @@
 """Benchmark (c): embedded tokens/s through memlens vs bare llama.cpp (an ``xllamacpp.Server``
-driven directly), threads x slots, quiet and loaded, and what the automatic choice picks.
+driven directly), threads x slots x copies, quiet and loaded, and what the automatic choice picks.
 
 Run by hand: ``python benchmarks/bench_embedded.py [--requests 8] [--max-tokens 64]
-[--threads 1,2] [--slots 1,2,4,8] [--phases quiet,loaded]``. Each configuration answers the same
-seeded requests from ``slots`` threads at once (continuous batching), bare and through
-``EmbeddedModel`` alternately; "loaded" adds one busy-looping process (another job on one core).
+[--threads 1,2] [--slots 1,2,4,8] [--replicas 1,2] [--phases quiet,loaded]``. Each configuration
+answers the same seeded requests from ``slots x copies`` threads at once (continuous batching
+within a copy), bare and through ``EmbeddedModel`` alternately; several copies are measured at
+1 thread and 1 slot each (the automatic choice on free cores); "loaded" adds one busy-looping
+process (another job on one core).
 Prints tokens/s and ratios against the baseline measured in the same run (bare, 1 thread, 1
 slot, same phase): absolute numbers swing with whatever else runs; read the ratios.
 """
@@ -44,13 +46,22 @@ def bare_server(n_parallel: int, n_threads: int, ctx_per_slot: int = 2048):
     return xllamacpp.Server(params)
 
 
-def run_bare(server, prompts: list[str], max_tokens: int, workers: int) -> tuple[int, float]:
+def run_bare(servers, prompts: list[str], max_tokens: int, workers: int) -> tuple[int, float]:
+    """``servers``: one server or a list of copies, each answering one request at a time."""
+    import queue
+
+    free: queue.SimpleQueue = queue.SimpleQueue()
+    for server in servers if isinstance(servers, list) else [servers] * workers:
+        free.put(server)
+
     def one(index_prompt):
         index, prompt = index_prompt
+        server = free.get()
         result = server.handle_chat_completions({
             "messages": [{"role": "user", "content": prompt}], "temperature": 0.7,
             "top_p": 0.98, "top_k": 50, "seed": index, "max_tokens": max_tokens,
             "cache_prompt": False})
+        free.put(server)
         return result["usage"]["completion_tokens"]
 
     started = time.perf_counter()
@@ -107,15 +118,16 @@ def sweep(configs, prompts, max_tokens, rounds):
     from memlens.models.embedded import EmbeddedModel
 
     runs: dict = {}
-    for threads, slots in configs:
-        bare = bare_server(slots, threads)
-        model = EmbeddedModel(n_parallel=slots, n_threads=threads, ctx_per_slot=2048)
-        run_bare(bare, prompts[:1], 4, 1)  # warm-up
+    for threads, slots, copies in configs:
+        bare = [bare_server(slots, threads) for _ in range(copies)]
+        model = EmbeddedModel(n_parallel=slots, n_threads=threads, ctx_per_slot=2048,
+                              n_replicas=copies)
+        run_bare(bare[0], prompts[:1], 4, 1)  # warm-up
         for _ in range(rounds):
             for side in ("bare", "memlens"):
                 runner, target = (run_bare, bare) if side == "bare" else (run_memlens, model)
-                runs.setdefault((threads, slots, side), []).append(
-                    runner(target, prompts, max_tokens, slots))
+                runs.setdefault((threads, slots, copies, side), []).append(
+                    runner(target, prompts, max_tokens, slots * copies))
         del bare, model
         from memlens.models.embedded import release_servers
 
@@ -133,14 +145,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="repeats; the median is shown")
     parser.add_argument("--slots", default="1,2,4,8")
     parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--replicas", default="1,2",
+                        help="copies of the model (those above 1 at 1 thread, 1 slot each)")
     parser.add_argument("--phases", default="quiet,loaded")
     parser.add_argument("--overhead", action="store_true",
                         help="also measure memlens' Python work per call")
     args = parser.parse_args()
-    from memlens.models.cpu import auto_threads, available_cores, current_load
+    from memlens.models.cpu import auto_replicas, auto_threads, available_cores, current_load
 
     prompts = (PROMPTS * (args.requests // len(PROMPTS) + 1))[: args.requests]
-    configs = [(int(t), int(s)) for t in args.threads.split(",") for s in args.slots.split(",")]
+    configs = [(int(t), int(s), 1) for t in args.threads.split(",") for s in args.slots.split(",")]
+    configs += [(1, 1, int(r)) for r in args.replicas.split(",") if int(r) > 1]
     print(f"{args.requests} requests x max {args.max_tokens} tokens, median of {args.rounds} "
           f"round(s); tok/s = completion tokens / wall s; {available_cores()} cores")
     for phase in args.phases.split(","):
@@ -153,21 +168,24 @@ def main() -> None:
             if workers:
                 time.sleep(5)  # let the load average see it
             load = os.getloadavg()[0]
-            threads = auto_threads()
+            threads, copies = auto_threads(), auto_replicas()
             print(f"\n[{phase}] load average {load:.2f} at start; automatic choice: "
-                  f"{threads} thread(s)")
+                  f"{copies} cop{'y' if copies == 1 else 'ies'}"
+                  + (f" at {threads} thread(s)" if copies == 1 else " at 1 thread"))
             rates = sweep(configs, prompts, args.max_tokens, args.rounds)
             print(f"  load average {current_load():.2f} at end")
         finally:
             stop.set()
             for worker in workers:
                 worker.join()
-        baseline = rates[(1, 1, "bare")]
-        print(f"  baseline: bare llama.cpp, 1 thread, 1 slot = {baseline:.1f} tok/s")
-        print("  threads slots   bare tok/s  x baseline   memlens tok/s  x baseline  memlens/bare")
-        for threads, slots in configs:
-            bare, ours = rates[(threads, slots, "bare")], rates[(threads, slots, "memlens")]
-            print(f"  {threads:7d} {slots:5d} {bare:12.1f} {bare / baseline:11.2f} "
+        baseline = rates[(1, 1, 1, "bare")]
+        print(f"  baseline: bare llama.cpp, 1 thread, 1 slot, 1 copy = {baseline:.1f} tok/s")
+        print("  threads slots copies   bare tok/s  x baseline   memlens tok/s  x baseline  "
+              "memlens/bare")
+        for threads, slots, copies in configs:
+            bare = rates[(threads, slots, copies, "bare")]
+            ours = rates[(threads, slots, copies, "memlens")]
+            print(f"  {threads:7d} {slots:5d} {copies:6d} {bare:12.1f} {bare / baseline:11.2f} "
                   f"{ours:15.1f} {ours / baseline:11.2f} {ours / bare:13.2f}")
     if args.overhead:
         bare = bare_server(1, 1)
