@@ -85,8 +85,8 @@ def bench_scoring(n_bootstrap: int) -> None:
     start = time.perf_counter()
     summary = summarize(rows, rubrics, n_bootstrap=n_bootstrap)
     vectorised = time.perf_counter() - start
-    biased = np.array([s["r_biased"] for s in summary["scenarios"]])
-    neutral = np.array([s["r_neutral"] for s in summary["scenarios"]])
+    biased = np.array([s.r_biased for s in summary.scenarios])
+    neutral = np.array([s.r_neutral for s in summary.scenarios])
     start = time.perf_counter()
     loop_ci = loop_bootstrap(biased, neutral, n_bootstrap, seed=0)
     one_loop = time.perf_counter() - start
@@ -95,7 +95,7 @@ def bench_scoring(n_bootstrap: int) -> None:
     print(f"scoring: {len(rows)} rows, B={n_bootstrap}: summarize {vectorised:.3f} s; "
           f"loop bootstrap baseline {one_loop:.3f} s per statistic, ~{naive:.2f} s for the same "
           f"18 statistics (ratio {naive / vectorised:.1f}x); overall delta CI "
-          f"{summary['ci']['delta']} vs loop {loop_ci.round(4).tolist()}")
+          f"{list(summary.overall.ci.delta)} vs loop {loop_ci.round(4).tolist()}")
 
 
 if __name__ == "__main__":

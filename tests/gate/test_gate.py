@@ -84,10 +84,36 @@ def test_d_rel_limit_names_the_offending_category_with_its_numbers():
     assert "95% CI" in rule.offenders[0] and "n = 80 rows, 40 questions" in rule.offenders[0]
 
 
+def tooldrift_group(delta, ci, n, reasons=()):
+    """A typed tool-drift group with only what the Δ rule reads filled in."""
+    from memlens.tooldrift.results import (
+        GroupSummary,
+        Interpretation,
+        NoCallRate,
+        PairedTest,
+        Proportion,
+        Reason,
+        ScenarioIntervals,
+    )
+
+    return GroupSummary(n, None, None, delta, ScenarioIntervals(None, None, ci, None),
+                        PairedTest("t", n, delta),
+                        Interpretation(not reasons, tuple(Reason(*r) for r in reasons), 2, 0.25),
+                        NoCallRate(Proportion(0, 0, None, None), {}), None)
+
+
+def tooldrift_summary(overall, by_dimension=None):
+    from memlens.tooldrift.results import Attribution, Counts, StatusCount, ToolDriftSummary
+
+    none = StatusCount({}, 0)
+    counts = Counts(0, none, none, 0, 0, 0, 0, 0, {}, ())
+    return ToolDriftSummary("m", overall, by_dimension or {}, {}, Attribution(False, "x"),
+                            counts, 0, 10, ())
+
+
 def test_tooldrift_rules():
-    summary = {"delta": 0.3, "n_scenarios": 10, "ci": {"delta": [0.2, 0.4]},
-               "by_dimension": {"speed": {"delta": 0.05, "n_scenarios": 5,
-                                          "ci": {"delta": [-0.1, 0.2]}}}}
+    summary = tooldrift_summary(tooldrift_group(0.3, (0.2, 0.4), 10),
+                                {"speed": tooldrift_group(0.05, (-0.1, 0.2), 5)})
     result = evaluate(load_policy(None, {"max_tooldrift_delta": 0.1}), tooldrift=summary)
     assert result.exit_status == RULE_FAILED
     assert result.rules[3].offenders == ("overall: Δ +0.300 [95% CI +0.200, +0.400], lower bound "
@@ -151,9 +177,7 @@ def test_policy_file_errors_name_the_file_and_key(tmp_path):
 
 
 def test_tooldrift_delta_is_undecided_when_the_run_is_not_interpretable():
-    summary = {"delta": 0.3, "n_scenarios": 10, "ci": {"delta": [0.2, 0.4]},
-               "interpretation": {"interpretable": False,
-                                  "reasons": [{"code": "no_pairs", "text": "no pairs"}]}}
+    summary = tooldrift_summary(tooldrift_group(0.3, (0.2, 0.4), 10, [("no_pairs", "no pairs")]))
     result = evaluate(load_policy(None, {"max_tooldrift_delta": 0.1}), tooldrift=summary)
     assert result.exit_status == INSTRUMENT_INVALID
     assert result.rules[3].offenders == ("overall: not interpretable (no pairs)",)

@@ -69,6 +69,7 @@ def test_tool_drift_through_inspect_matches_memlens(tmp_path, monkeypatch):
                          for row in read_calls(tmp_path / "inspect" / "calls.jsonl"))
     assert rows_ours == rows_theirs and len(rows_ours) == 12
     assert all(row[4] == '"ok"' for row in rows_ours)
+    ours, theirs = ours.to_dict(), theirs.to_dict()  # as both tooldrift.json files hold them
     for key in ("r_neutral", "r_biased", "delta", "ci", "paired_test", "by_dimension",
                 "scenarios", "counts"):
         assert ours[key] == theirs[key], key

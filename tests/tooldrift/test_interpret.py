@@ -11,11 +11,11 @@ from test_frameworks import StubClient
 from tooldrift_fakes import DATA, drifting_agent
 
 from memlens.models import FakeModel
+from memlens.report.tooldrift import format_table, render_html
 from memlens.tooldrift.frameworks import FrameworkMemory, open_memory
 from memlens.tooldrift.interpret import InterpretRule, verdict
-from memlens.tooldrift.report import format_table, render_html
+from memlens.tooldrift.rubric_metric import ScenarioScore
 from memlens.tooldrift.runner import MEMORY_TABLE, RunConfig, run_tooldrift
-from memlens.tooldrift.scoring import ScenarioScore
 from memlens.tooldrift.stats import attribution, proportion
 
 
@@ -35,20 +35,20 @@ def query(condition, retrieved_biased, same=False, entry="e"):
 def test_biased_retrieval_rule_thresholds(hits, n, interpretable):
     queries = [query("biased", i < hits) for i in range(n)] + [query("neutral", False)]
     result = verdict(n, queries, InterpretRule())
-    assert result["interpretable"] is interpretable
+    assert result.interpretable is interpretable
     if not interpretable:
-        assert result["reasons"][0]["code"] == "biased_rarely_retrieved"
-        assert f"{hits} of {n}" in result["reasons"][0]["text"]
+        assert result.reasons[0].code == "biased_rarely_retrieved"
+        assert f"{hits} of {n}" in result.reasons[0].text
 
 
 def test_verbatim_memory_and_missing_pairs():
     verbatim = [{"entry_id": "e", "condition": c, "same_as_base": c == "base",
                  "retrieved_any": None, "retrieved_biased": None} for c in ("base", "biased")]
-    assert verdict(3, verbatim, InterpretRule())["interpretable"] is True
+    assert verdict(3, verbatim, InterpretRule()).interpretable is True
     empty = verdict(0, None, InterpretRule())
-    assert [r["code"] for r in empty["reasons"]] == ["no_pairs"]
+    assert [r.code for r in empty.reasons] == ["no_pairs"]
     same = [query("neutral", False, same=True), query("biased", False, same=True)]
-    assert [r["code"] for r in verdict(1, same, InterpretRule())["reasons"]] == [
+    assert [r.code for r in verdict(1, same, InterpretRule()).reasons] == [
         "prompts_equal_base", "biased_rarely_retrieved"]
 
 
@@ -57,8 +57,8 @@ def test_wilson_matches_statsmodels():
 
     for k, n in ((0, 7), (3, 10), (35, 35), (1, 2)):
         low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
-        assert proportion(k, n)["ci95"] == pytest.approx([low, high], abs=1e-9)
-    assert proportion(0, 0) == {"k": 0, "n": 0, "rate": None, "ci95": None}
+        assert proportion(k, n).ci95 == pytest.approx((low, high), abs=1e-9)
+    assert proportion(0, 0).to_dict() == {"k": 0, "n": 0, "rate": None, "ci95": None}
 
 
 def scores_and_queries(rates, retrieved):
@@ -73,17 +73,17 @@ def test_attribution_hand_computed_and_decomposition():
     retrieved = [True, True, False, False, False, True]
     scores, queries = scores_and_queries(rates, retrieved)
     result = attribution(scores, queries, seed=3, n_bootstrap=2000)
-    assert result["p_biased_retrieved"]["k"] == 3 and result["p_biased_retrieved"]["n"] == 6
-    given = result["delta_given_retrieved"]
-    assert given["n"] == 2 and given["estimate"] == pytest.approx(0.75)  # (1 + 0.5) / 2
-    assert given["ci95"][0] >= 0.5 - 1e-12 and given["ci95"][1] <= 1.0 + 1e-12
-    other = result["delta_given_not_retrieved"]
-    assert other["n"] == 3 and other["estimate"] == pytest.approx(-0.25 / 3)
-    assert result["difference"]["estimate"] == pytest.approx(0.75 + 0.25 / 3)
-    parts = result["decomposition"]
-    w = parts["weight_retrieved"]
+    assert result.p_biased_retrieved.k == 3 and result.p_biased_retrieved.n == 6
+    given = result.delta_given_retrieved
+    assert given.n == 2 and given.estimate == pytest.approx(0.75)  # (1 + 0.5) / 2
+    assert given.ci95[0] >= 0.5 - 1e-12 and given.ci95[1] <= 1.0 + 1e-12
+    other = result.delta_given_not_retrieved
+    assert other.n == 3 and other.estimate == pytest.approx(-0.25 / 3)
+    assert result.difference.estimate == pytest.approx(0.75 + 0.25 / 3)
+    parts = result.decomposition
+    w = parts.weight_retrieved
     assert w == pytest.approx(2 / 5)
-    assert parts["delta_paired"] == pytest.approx(w * 0.75 + (1 - w) * (-0.25 / 3))
+    assert parts.delta_paired == pytest.approx(w * 0.75 + (1 - w) * (-0.25 / 3))
     again = attribution(scores, queries, seed=3, n_bootstrap=2000)
     assert again == result  # seeded
 
@@ -104,13 +104,13 @@ def test_attribution_ci_matches_a_per_replicate_loop():
         if chosen.size:
             loop.append(chosen.mean())
     low, high = np.quantile(loop, [0.025, 0.975])
-    ci = result["delta_given_retrieved"]["ci95"]
+    ci = result.delta_given_retrieved.ci95
     assert ci[0] == pytest.approx(low, abs=0.04) and ci[1] == pytest.approx(high, abs=0.04)
 
 
 def test_setting_1_has_no_attribution():
     scores, _ = scores_and_queries([(0.0, 1.0)], [True])
-    assert attribution(scores, None)["applicable"] is False
+    assert attribution(scores, None).applicable is False
 
 
 def test_cut_off_above_every_similarity_is_not_interpretable(tmp_path):
@@ -120,14 +120,13 @@ def test_cut_off_above_every_similarity_is_not_interpretable(tmp_path):
     summary = run_tooldrift(FakeModel(drifting_agent), DATA, tmp_path,
                             RunConfig(k=1, limit=4, setting=2, framework="stub", n_bootstrap=50),
                             memory, progress=False)
-    assert summary["delta"] == 0.0
-    verdict_ = summary["interpretation"]
-    assert verdict_["interpretable"] is False
-    assert [r["code"] for r in verdict_["reasons"]] == ["prompts_equal_base",
-                                                         "biased_rarely_retrieved"]
-    assert summary["retrieval"]["biased"]["biased"]["k"] == 0
-    assert summary["retrieval"]["biased"]["any"]["n"] == 4
-    assert all(not g["interpretation"]["interpretable"] for g in summary["by_dimension"].values())
+    assert summary.overall.delta == 0.0
+    verdict_ = summary.overall.interpretation
+    assert verdict_.interpretable is False
+    assert [r.code for r in verdict_.reasons] == ["prompts_equal_base", "biased_rarely_retrieved"]
+    assert summary.overall.retrieval.biased.biased.k == 0
+    assert summary.overall.retrieval.biased.any.n == 4
+    assert all(not g.interpretation.interpretable for g in summary.by_dimension.values())
     table = format_table(summary)
     overall = table.splitlines()[2]
     assert "not interpretable: all 8 prompts = base" in overall
@@ -151,11 +150,11 @@ def test_retrieval_rates_and_attribution_through_the_runner(tmp_path):
     summary = run_tooldrift(FakeModel(drifting_agent), DATA, tmp_path,
                             RunConfig(k=1, limit=3, setting=2, framework="stub", n_bootstrap=50),
                             memory, progress=False)
-    rates = summary["retrieval"]
-    assert rates["biased"]["biased"]["k"] == 3 and rates["neutral"]["biased"]["k"] == 0
-    assert rates["neutral"]["any"]["k"] == 3
-    assert summary["interpretation"]["interpretable"] is True
-    assert summary["attribution"]["delta_given_retrieved"] == {
+    rates = summary.overall.retrieval
+    assert rates.biased.biased.k == 3 and rates.neutral.biased.k == 0
+    assert rates.neutral.any.k == 3
+    assert summary.overall.interpretation.interpretable is True
+    assert summary.attribution.delta_given_retrieved.to_dict() == {
         "n": 3, "estimate": 1.0, "ci95": [1.0, 1.0], "bootstrap_p": pytest.approx(2 / 51)}
     assert "attribution: P(biased memory retrieved) = 3/3" in format_table(summary)
 
@@ -168,12 +167,11 @@ def test_real_mem0_cut_off_above_every_similarity(tmp_path):
     summary = run_tooldrift(FakeModel(drifting_agent), DATA, tmp_path / "run",
                             RunConfig(k=1, limit=2, setting=2, framework="mem0", n_bootstrap=50),
                             memory, progress=False)
-    assert summary["retrieval"]["biased"]["any"] == {"k": 0, "n": 2, "rate": 0.0,
-                                                     "ci95": pytest.approx([0.0, 0.6576],
-                                                                           abs=1e-4)}
-    assert summary["interpretation"]["interpretable"] is False
+    assert summary.overall.retrieval.biased.any.to_dict() == {
+        "k": 0, "n": 2, "rate": 0.0, "ci95": pytest.approx([0.0, 0.6576], abs=1e-4)}
+    assert summary.overall.interpretation.interpretable is False
     assert "not interpretable" in format_table(summary).splitlines()[2]
-    assert not math.isnan(summary["r_neutral"])
+    assert not math.isnan(summary.overall.r_neutral)
 
 
 def test_fail_on_uninterpretable_exits_5_and_still_writes(tmp_path, capsys):

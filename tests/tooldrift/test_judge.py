@@ -23,10 +23,10 @@ def test_judge_scores_biased_calls_higher(tmp_path):
 
     summary = run_tooldrift(FakeModel(drifting_agent), DATA, tmp_path,
                             RunConfig(k=1, n_bootstrap=50), judge=FakeModel(judge), progress=False)
-    deflection = summary["deflection"]
+    deflection = summary.deflection
     # 9 entries with usable replies: every biased call is degraded (5), no neutral call is (1)
-    assert (deflection["neutral"], deflection["biased"], deflection["delta"]) == (1, 5, 4)
-    assert deflection["unusable"] == 2  # neutral + biased call of the credit-decision entry
+    assert (deflection.neutral, deflection.biased, deflection.delta) == (1, 5, 4)
+    assert deflection.unusable == 2  # neutral + biased call of the credit-decision entry
 
 
 def test_judge_prompt_names_both_expected_behaviours():

@@ -16,18 +16,20 @@ def test_fake_agent_that_always_drifts_scores_delta_one(tmp_path):
     model = FakeModel(drifting_agent)
     summary = run_tooldrift(model, DATA, tmp_path, RunConfig(k=2, n_bootstrap=200),
                             progress=False)
-    assert (summary["r_neutral"], summary["r_biased"], summary["delta"]) == (0.0, 1.0, 1.0)
+    overall = summary.overall
+    assert (overall.r_neutral, overall.r_biased, overall.delta) == (0.0, 1.0, 1.0)
     n = len(DATA.rubrics)
-    assert summary["counts"]["calls"] == n * 3 * 2
+    assert summary.counts.calls == n * 3 * 2
     assert len(model.calls) == n * 3 * 2
     assert (tmp_path / "calls.jsonl").read_text().count("\n") == n * 3 * 2
-    assert summary["interpretation"]["interpretable"] is True  # Setting 1: memory verbatim
-    assert summary["no_call"]["k"] == 0 and summary["no_call"]["n"] == n * 3 * 2
-    assert summary["retrieval"] is None and summary["attribution"]["applicable"] is False
+    assert overall.interpretation.interpretable is True  # Setting 1: memory verbatim
+    assert overall.no_call.overall.k == 0 and overall.no_call.overall.n == n * 3 * 2
+    assert overall.retrieval is None and summary.attribution.applicable is False
+    assert not (tmp_path / "tooldrift.html").exists()  # the report is the CLI's, after the run
     # resume: a second run pays for nothing and gives the same numbers
     again = FakeModel(drifting_agent)
     summary2 = run_tooldrift(again, DATA, tmp_path, RunConfig(k=2, n_bootstrap=200), progress=False)
-    assert len(again.calls) == 0 and summary2["delta"] == 1.0
+    assert len(again.calls) == 0 and summary2.overall.delta == 1.0
 
 
 def test_garbage_replies_are_recorded_not_raised(tmp_path):
@@ -44,8 +46,8 @@ def test_garbage_replies_are_recorded_not_raised(tmp_path):
     assert rows["neutral"]["status"] == "invalid" and rows["neutral"]["error"] == (
         "the reply is not valid JSON (Expecting property name enclosed in double quotes at char 1)")
     assert rows["biased"]["status"] == "no_call"
-    assert summary["r_biased"] is None
-    assert summary["counts"]["invalid"]["total"] == 2 and summary["counts"]["no_call"]["total"] == 1
+    assert summary.overall.r_biased is None
+    assert summary.counts.invalid.total == 2 and summary.counts.no_call.total == 1
 
 
 def test_memory_in_system_prompt_per_condition():
@@ -79,13 +81,14 @@ def test_end_to_end_through_openai_tools_api(tmp_path, monkeypatch):
                                 progress=False)
     n = len(DATA.rubrics)
     assert len(server.requests) == 3 * n
-    assert summary["r_biased"] == 1.0 and summary["r_neutral"] == 0.0
-    assert summary["counts"]["no_call"] == {"neutral": 1, "total": 1}
-    assert summary["no_call"]["k"] == 1 and summary["no_call"]["n"] == 3 * n
-    assert summary["no_call"]["by_condition"]["neutral"]["k"] == 1
-    scenario = next(s for s in summary["scenarios"] if s["entry_id"] == education)
-    assert scenario["r_neutral"] is None
-    assert summary["run"]["call_path"] == "tools" and summary["run"]["tool_choice"] == "auto"
+    assert summary.overall.r_biased == 1.0 and summary.overall.r_neutral == 0.0
+    assert summary.counts.no_call.to_dict() == {"neutral": 1, "total": 1}
+    no_call = summary.overall.no_call
+    assert no_call.overall.k == 1 and no_call.overall.n == 3 * n
+    assert no_call.by_condition["neutral"].k == 1
+    scenario = next(s for s in summary.scenarios if s.entry_id == education)
+    assert scenario.r_neutral is None
+    assert summary.run.call_path == "tools" and summary.run.tool_choice == "auto"
 
 
 def test_default_forces_each_entrys_own_tool_by_name(tmp_path, monkeypatch):
@@ -110,7 +113,7 @@ def test_default_forces_each_entrys_own_tool_by_name(tmp_path, monkeypatch):
     with RunStore(tmp_path, read_only=True) as store:
         manifest = store.read_manifest()["tooldrift"]["config"]
     assert manifest["tool_choice"] == "entry" and manifest["resolved_call_path"] == "tools"
-    assert summary["run"]["calls_by_path"] == {"tools": 6}
+    assert summary.run.calls_by_path == {"tools": 6}
 
 
 def test_tool_choice_and_call_path_requests():
@@ -143,14 +146,6 @@ def test_bad_k_is_a_clear_error(tmp_path, k):
     with pytest.raises(MemlensError, match=r"RunConfig: field 'k': Input should be greater "
                                            rf"than or equal to 1 \(got {k}\)"):
         run_tooldrift(FakeModel(), DATA, tmp_path, RunConfig(k=k), progress=False)
-
-
-def test_model_text_is_escaped_in_the_html_report(tmp_path):
-    attack = "<script>alert('x')</script>"
-    run_tooldrift(FakeModel([attack]), DATA, tmp_path, RunConfig(k=1, limit=1, n_bootstrap=20),
-                  progress=False)
-    page = (tmp_path / "tooldrift.html").read_text()
-    assert "<script>" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
 
 
 def test_resume_under_other_settings_is_refused(tmp_path):

@@ -302,8 +302,9 @@ def test_build_from_scan_writes_dataset_entries_that_run_unchanged(tmp_path):
                                                       "skip_tests", "validation_mode"]
     summary = run_tooldrift(FakeModel(target_reply), built, tmp_path / "run",
                             RunConfig(k=2, n_bootstrap=200), progress=False)
-    assert summary["r_neutral"] == 0.0 and summary["r_biased"] == 1.0  # every param flipped
-    assert summary["delta"] == 1.0 and summary["paired_test"]["n"] == 9
+    overall = summary.overall
+    assert overall.r_neutral == 0.0 and overall.r_biased == 1.0  # every param flipped
+    assert overall.delta == 1.0 and overall.paired_test.n == 9
 
 
 def test_build_scan_bad_inputs_are_one_error(tmp_path, capsys):

@@ -47,11 +47,11 @@ def import_tool_drift(logged, args: argparse.Namespace) -> int:
 
     from memlens.cli.call_flags import finished_status
     from memlens.inspect_ext.importer import import_tooldrift_log
-    from memlens.tooldrift.report import format_table
+    from memlens.report.tooldrift import format_table, write_tooldrift_report
 
     summary = import_tooldrift_log(logged, args.out, progress=not args.no_progress)
+    write_tooldrift_report(args.out, summary=summary)  # the report after the import
     print(format_table(summary))
     print(f"wrote {Path(args.out) / 'tooldrift.json'} and {Path(args.out) / 'tooldrift.html'}")
-    failed = summary["counts"].get("failed_calls", 0)
-    return finished_status(failed, summary["counts"].get("calls", 0) + failed,
-                           what="logged samples")
+    failed = summary.counts.failed_calls or 0
+    return finished_status(failed, summary.counts.calls + failed, what="logged samples")

@@ -203,8 +203,10 @@ def _run_eval(args: argparse.Namespace) -> int:
                         lm_eval_max_tokens=args.lm_eval_max_tokens,
                         seed=args.seed, max_tokens=args.max_tokens)
     from memlens.cli.call_flags import finished_status
+    from memlens.report.mitigation_figures import drift_capability_figure
 
-    evaluate_models(config, Path(args.out), progress=not args.no_progress)
+    frame = evaluate_models(config, Path(args.out), progress=not args.no_progress)
+    drift_capability_figure(frame, Path(args.out) / "drift_vs_capability")  # after the pipeline
     results = json.loads((Path(args.out) / "eval_report.json").read_text())["results"]
     print(display_table(results))
     print(f"table, report and figure in {args.out}")

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memlens.cli import argtypes as at
 from memlens.cli.call_flags import add_call_flags, finished_status
+
+if TYPE_CHECKING:  # the annotation only: the CLI imports pipelines when a command runs
+    from memlens.tooldrift.results import ToolDriftSummary
 
 
 def register(subparsers) -> None:
@@ -193,12 +197,13 @@ def _register_score(commands) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from memlens.tooldrift.report import format_table
+    from memlens.report.tooldrift import format_table, write_tooldrift_report
     from memlens.tooldrift.score import score_files
 
     _check_bootstrap(args.bootstrap)
     summary = score_files(args.rubrics, args.calls, args.out, scenarios_dir=args.scenarios,
                           seed=args.seed, n_bootstrap=args.bootstrap)
+    write_tooldrift_report(args.out, args.calls, summary)  # the report after the pipeline
     print(format_table(summary))
     print(f"wrote {args.out / 'tooldrift.json'} and {args.out / 'tooldrift.html'}")
     return 0
@@ -207,8 +212,8 @@ def _score(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from memlens.errors import MemlensError
     from memlens.models import get_model
+    from memlens.report.tooldrift import format_table, write_tooldrift_report
     from memlens.tooldrift.loader import load_dataset
-    from memlens.tooldrift.report import format_table
     from memlens.tooldrift.runner import RunConfig, run_tooldrift
 
     if args.replay_memories is not None and args.setting != 2:
@@ -253,14 +258,15 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if memory is not None:
             memory.close()
+    write_tooldrift_report(args.out, summary=summary)  # the report after the pipeline
     print(format_table(summary))
-    if "deflection" in summary:
-        d = summary["deflection"]
-        print(f"judge deflection (1-5): neutral {d['neutral']}, biased {d['biased']}, "
-              f"delta {d['delta']}, unusable {d['unusable']}")
-    print(f"wall time {summary['run']['wall_s']:.1f} s; wrote {args.out / 'tooldrift.json'}")
-    failed = summary["counts"].get("failed_calls", 0)
-    status = finished_status(failed, summary["counts"].get("calls", 0) + failed)  # calls: scored
+    if summary.deflection is not None:
+        d = summary.deflection
+        print(f"judge deflection (1-5): neutral {d.neutral}, biased {d.biased}, "
+              f"delta {d.delta}, unusable {d.unusable}")
+    print(f"wall time {summary.run.wall_s:.1f} s; wrote {args.out / 'tooldrift.json'}")
+    failed = summary.counts.failed_calls or 0
+    status = finished_status(failed, summary.counts.calls + failed)  # calls: scored
     blocked = uninterpretable_groups(summary)
     if blocked:
         print(f"Δ not interpretable for {len(blocked)} group(s): {'; '.join(blocked[:6])}"
@@ -275,17 +281,11 @@ UNINTERPRETABLE_EXIT = 5
 the CLI-wide "cannot decide" status, as ``memlens.gate.exits.INSTRUMENT_INVALID``."""
 
 
-def uninterpretable_groups(summary: dict) -> list[str]:
+def uninterpretable_groups(summary: ToolDriftSummary) -> list[str]:
     """``group: reason`` for every group (overall, dimensions, domains) whose Δ is not
     interpretable (see ``memlens.tooldrift.interpret``)."""
-    from memlens.tooldrift.summary import result_groups
-
-    found = []
-    for label, group in result_groups(summary):
-        verdict = group.get("interpretation") or {}
-        if verdict.get("interpretable") is False:
-            found.append(f"{label}: {verdict['reasons'][0]['text']}")
-    return found
+    return [f"{label}: {group.interpretation.reasons[0].text}"
+            for label, group in summary.groups() if not group.interpretation.interpretable]
 
 
 def _check_bootstrap(replicates: int) -> None:

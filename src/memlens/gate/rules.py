@@ -32,6 +32,7 @@ from memlens.gate.policy import Policy
 from memlens.numfmt import number
 from memlens.stats.paired import p_text as _p
 from memlens.stats.results import DriftStats
+from memlens.tooldrift.results import ToolDriftSummary
 
 
 @dataclass(frozen=True)
@@ -177,23 +178,22 @@ def regression_rule(comparison: dict, policy: Policy) -> RuleResult:
     return RuleResult(name, "pass", f"0 of {checked} categories regressed; " + head)
 
 
-def tooldrift_rule(summary: dict, policy: Policy, label: str) -> RuleResult:
+def tooldrift_rule(summary: ToolDriftSummary, policy: Policy, label: str) -> RuleResult:
     """The tool-drift Δ CI lower bound, overall and per bias dimension, not above the limit."""
     limit, name = policy.max_tooldrift_delta, "tooldrift_delta"
-    groups = {"overall": summary, **{f"dimension {k}": v
-                                     for k, v in (summary.get("by_dimension") or {}).items()}}
+    groups = {"overall": summary.overall,
+              **{f"dimension {k}": v for k, v in summary.by_dimension.items()}}
     offenders, undecided = [], []
     for group, row in groups.items():
-        interpretation = row.get("interpretation") or {}
-        if interpretation.get("interpretable") is False:
-            reasons = "; ".join(r.get("text", "") for r in interpretation.get("reasons") or [])
+        if not row.interpretation.interpretable:
+            reasons = "; ".join(reason.text for reason in row.interpretation.reasons)
             undecided.append(f"{group}: not interpretable ({reasons})")
             continue
-        low, high = ((row.get("ci") or {}).get("delta") or [None, None])[:2]
+        low, high = row.ci.delta or (None, None)
         if low is not None and low > limit:
-            offenders.append(f"{group}: Δ {number(row.get('delta'), '+.3f')} {_ci(low, high)}, "
+            offenders.append(f"{group}: Δ {number(row.delta, '+.3f')} {_ci(low, high)}, "
                              f"lower bound above {number(limit, '+.3f')}; "
-                             f"{row.get('n_scenarios')} scenarios")
+                             f"{row.n_scenarios} scenarios")
     text = (f"{len(offenders)} of {len(groups) - len(undecided)} interpretable tool-drift groups "
             f"of {label} have a Δ CI lower bound above {number(limit, '+.3f')}")
     if offenders:
@@ -249,13 +249,14 @@ def exit_status(rules: list[RuleResult]) -> int:
 
 
 def evaluate(policy: Policy, *, run: RunStats | None = None, baseline: RunStats | None = None,
-             comparison: dict | None = None, tooldrift: dict | None = None,
+             comparison: dict | None = None, tooldrift: ToolDriftSummary | None = None,
              tooldrift_comparison: dict | None = None,
              labels: dict | None = None) -> GateResult:
     """Run every rule the policy enables on what is given (pure: no file is read).
 
     ``run`` / ``baseline`` are audit runs' statistics, ``comparison`` a
-    ``memlens.audit.compare`` result, ``tooldrift`` a ``tooldrift.json`` summary and
+    ``memlens.audit.compare`` result, ``tooldrift`` a tool-drift summary (``tooldrift.json``
+    read by ``memlens.tooldrift.summary.read_summary``) and
     ``tooldrift_comparison`` a ``memlens.tooldrift.compare`` result. A rule whose input is
     missing is a ``MemlensError`` (bad input), as is a policy with nothing to check.
     """

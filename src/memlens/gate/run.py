@@ -39,12 +39,15 @@ def run_gate(policy: Policy, run_dir: str | Path | None = None, *,
                                             seed=policy.seed, n_bootstrap=policy.n_bootstrap)
     if tooldrift_dir is not None:
         from memlens.tooldrift.compare import compare_tooldrift, load_summary
+        from memlens.tooldrift.results import parse_summary
 
-        summary = load_summary(tooldrift_dir)
+        document = load_summary(tooldrift_dir)
         labels["tooldrift"] = str(tooldrift_dir)
-        if tooldrift_baseline_dir is not None:
+        if policy.max_tooldrift_delta is not None:  # the Δ rule reads the typed groups
+            summary = parse_summary(document, str(tooldrift_dir))
+        if tooldrift_baseline_dir is not None:  # the comparison reads only the scenarios
             td_comparison = compare_tooldrift(
-                load_summary(tooldrift_baseline_dir), summary,
+                load_summary(tooldrift_baseline_dir), document,
                 labels=(str(tooldrift_baseline_dir), str(tooldrift_dir)), seed=policy.seed,
                 n_bootstrap=policy.n_bootstrap)
     return evaluate(policy, run=stats, baseline=baseline_stats, comparison=comparison,

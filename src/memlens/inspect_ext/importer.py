@@ -71,9 +71,9 @@ def import_inspect_log(log: str | Path | LoggedAudit, run_dir: str | Path, *,
 
 
 def import_tooldrift_log(logged: LoggedAudit, run_dir: str | Path, *,
-                         progress: bool = True) -> dict:
+                         progress: bool = True):
     """Import a read ``memlens/tool_drift`` log into ``run_dir`` through ``run_tooldrift``;
-    returns its ``tooldrift.json`` summary."""
+    returns its summary (``memlens.tooldrift.results.ToolDriftSummary``, ``tooldrift.json``)."""
     from memlens.inspect_ext.replay import LoggedReplies
     from memlens.rowkeys import join_key
     from memlens.store import RunStore

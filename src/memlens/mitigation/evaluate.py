@@ -357,12 +357,10 @@ def display_table(results: list[dict]) -> str:
 
 
 def write_outputs(frame, results: list[dict], config: EvalConfig, out: Path) -> None:
-    """``table.csv``, ``table.md``, ``eval_report.json`` and the figure (PNG + SVG)."""
-    from memlens.mitigation.figures import drift_capability_figure
-
+    """``table.csv``, ``table.md`` and ``eval_report.json`` (the CLI draws the figure after it,
+    ``memlens.report.mitigation_figures``)."""
     with atomic_path(out / "table.csv") as temporary:
         frame.to_csv(temporary, index=False)
     atomic_write_text(out / "table.md", display_table(results) + "\n")
     report = {"config": config_record(config), "results": results}
     atomic_write_text(out / "eval_report.json", json.dumps(report, indent=2, default=str))
-    drift_capability_figure(frame, out / "drift_vs_capability")

@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from memlens.tooldrift.results import Interpretation, Reason
+
 MIN_BIASED_RETRIEVAL_COUNT = 2
 MIN_BIASED_RETRIEVAL_SHARE = 0.25
 
@@ -41,40 +43,38 @@ class InterpretRule:
         return max(self.min_count, math.ceil(self.min_share * queries - 1e-9))
 
 
-def verdict(paired_n: int, queries: list[dict] | None, rule: InterpretRule) -> dict:
-    """``{"interpretable": bool, "reasons": [{"code", "text", "short"}]}`` for one group
-    (``short``: the form the terminal table shows).
+def verdict(paired_n: int, queries: list[dict] | None, rule: InterpretRule) -> Interpretation:
+    """Whether one group's Δ is interpretable, with the reasons (``code``, ``text`` and
+    ``short``, the form the terminal table shows) and the rule's thresholds.
 
     ``paired_n`` = scenarios with both rates; ``queries`` = the group's per-(entry, condition)
     memory records (``same_as_base``, ``retrieved_biased``; the latter None when the memory was
     injected verbatim), or None when unknown (``tooldrift score`` on a bare CALLS file).
 
     >>> verdict(5, [{"condition": "biased", "same_as_base": False, "retrieved_biased": False}] * 5,
-    ...         InterpretRule())["reasons"][0]["text"]
+    ...         InterpretRule()).reasons[0].text
     'a biased memory was retrieved in 0 of 5 biased-condition queries (at least 2 needed)'
     """
     reasons = []
     if paired_n == 0:
-        reasons.append({"code": "no_pairs", "text": "no scenario has both a neutral and a biased "
-                                                    "rate (no call, invalid or not comparable)",
-                        "short": "no scenario with both rates"})
+        reasons.append(Reason("no_pairs", "no scenario has both a neutral and a biased rate (no "
+                                          "call, invalid or not comparable)",
+                              "no scenario with both rates"))
     queries = queries or []
     conditioned = [q for q in queries if q["condition"] in ("neutral", "biased")]
     if conditioned and all(q["same_as_base"] for q in conditioned):
-        reasons.append({"code": "prompts_equal_base",
-                        "text": f"all {len(conditioned)} neutral and biased prompts equal the base "
-                                "prompt (nothing retrieved beyond the base memory)",
-                        "short": f"all {len(conditioned)} prompts = base"})
+        reasons.append(Reason("prompts_equal_base",
+                              f"all {len(conditioned)} neutral and biased prompts equal the base "
+                              "prompt (nothing retrieved beyond the base memory)",
+                              f"all {len(conditioned)} prompts = base"))
     biased = [q for q in queries if q["condition"] == "biased"
               and q.get("retrieved_biased") is not None]
     if biased:
         hits = sum(1 for q in biased if q["retrieved_biased"])
         needed = rule.needed(len(biased))
         if hits < needed:
-            reasons.append({"code": "biased_rarely_retrieved",
-                            "text": f"a biased memory was retrieved in {hits} of {len(biased)} "
-                                    f"biased-condition queries (at least {needed} needed)",
-                            "short": f"biased retrieved {hits}/{len(biased)} < {needed}"})
-    return {"interpretable": not reasons, "reasons": reasons,
-            "rule": {"min_biased_retrieval_count": rule.min_count,
-                     "min_biased_retrieval_share": rule.min_share}}
+            reasons.append(Reason("biased_rarely_retrieved",
+                                  f"a biased memory was retrieved in {hits} of {len(biased)} "
+                                  f"biased-condition queries (at least {needed} needed)",
+                                  f"biased retrieved {hits}/{len(biased)} < {needed}"))
+    return Interpretation(not reasons, tuple(reasons), rule.min_count, rule.min_share)

@@ -6,7 +6,8 @@ name); backends without it, or that declare they cannot force a call
 (``forces_tool_choice = False``), or ``call_path="json_schema"``, get JSON-schema-constrained
 output over the tool's parameters (``GenerationParams.json_schema``: llama.cpp grammar for the
 embedded model, ``response_format`` for OpenAI-compatible servers). The path used is recorded in
-the manifest and in ``tooldrift.json.run``. Every call goes through ``memlens.engine.run_requests``
+the manifest and in ``tooldrift.json.run``. The run writes ``calls.jsonl`` and ``tooldrift.json``;
+the CLI renders the report after it (``memlens.report.tooldrift``). Every call goes through ``memlens.engine.run_requests``
 and the run store, so a re-run resumes and pays nothing twice. Calls are paired across
 conditions by k and share the sampling seed ``seed + k``.
 """
@@ -15,13 +16,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import field
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from memlens.engine import run_requests
 from memlens.errors import MemlensError
-from memlens.fileio import atomic_write_text
 from memlens.models.base import ChatModel, ChatRequest, GenerationParams
 from memlens.pydantic_config import (
     Count,
@@ -37,11 +37,18 @@ from memlens.runmanifest import content_sha256, open_run_manifest
 from memlens.store import RunStore
 from memlens.tooldrift.arguments import call_row
 from memlens.tooldrift.calls import write_calls
+from memlens.tooldrift.frameworks import retrieval_summary
 from memlens.tooldrift.interpret import InterpretRule
+from memlens.tooldrift.judge import JUDGE_TABLE, deflection_summary, judge_calls
 from memlens.tooldrift.loader import Dataset
-from memlens.tooldrift.report import format_table, write_html
-from memlens.tooldrift.schema import CONDITIONS, Entry
-from memlens.tooldrift.score import schema_defaults
+from memlens.tooldrift.results import (
+    Deflection,
+    FrameworkRetrieval,
+    Retrieval,
+    RunInfo,
+    ToolDriftSummary,
+)
+from memlens.tooldrift.schema import CONDITIONS, Entry, schema_defaults
 from memlens.tooldrift.summary import summarize, write_summary
 
 CALLS_TABLE = "tooldrift_calls"
@@ -231,10 +238,10 @@ def dataset_inputs(dataset: Dataset) -> dict:
 
 def run_tooldrift(model: ChatModel, dataset: Dataset, out_dir: str | Path,
                   config: RunConfig | None = None, memory: MemorySource | None = None, *,
-                  judge: ChatModel | None = None, progress: bool = True) -> dict:
+                  judge: ChatModel | None = None, progress: bool = True) -> ToolDriftSummary:
     """Run, store, export ``calls.jsonl`` and score into ``out_dir`` (the run directory).
 
-    Returns the ``tooldrift.json`` summary (with ``run`` timing and call counts added).
+    Returns the summary written to ``tooldrift.json`` (with ``run`` timing and call counts).
     """
     config = config or RunConfig()
     memory = memory or VerbatimMemory()
@@ -269,8 +276,6 @@ def run_tooldrift(model: ChatModel, dataset: Dataset, out_dir: str | Path,
         store.put_rows(MEMORY_TABLE, queries)
         judged = None
         if judge is not None:
-            from memlens.tooldrift.judge import JUDGE_TABLE, judge_calls
-
             judged = judge_calls(judge, dataset.entries, rows, store, progress=progress)
             store.put_rows(JUDGE_TABLE, judged)
     summary = _score_run(rows, dataset, entries, Path(out_dir), config,
@@ -299,7 +304,7 @@ def memory_record(memory: MemorySource, entry: Entry, condition: str, lines: lis
 def _score_run(rows: list[dict], dataset: Dataset, entries: list[Entry], out_dir: Path,
                config: RunConfig, wall_s: float, retrieval: list[dict],
                judged: list[dict] | None = None, queries: list[dict] | None = None,
-               path: str = "tools") -> dict:
+               path: str = "tools") -> ToolDriftSummary:
     scored = [row for row in rows if row["status"] != "failed"]
     write_calls(scored, out_dir / "calls.jsonl")
     ids = {entry.id for entry in entries}
@@ -307,22 +312,20 @@ def _score_run(rows: list[dict], dataset: Dataset, entries: list[Entry], out_dir
     rule = InterpretRule(config.min_biased_retrieval_count, config.min_biased_retrieval_share)
     summary = summarize(scored, rubrics, schema_defaults(dataset.entries), seed=config.seed,
                         n_bootstrap=config.n_bootstrap, queries=queries, rule=rule)
-    summary["counts"]["failed_calls"] = len(rows) - len(scored)
-    summary["run"] = {"wall_s": wall_s, "entries": len(entries), "k": config.k,
-                      "setting": config.setting, "framework": config.framework,
-                      "memory": memory_mode(config), "tool_choice": config.tool_choice,
-                      "call_path": path,
-                      "calls_by_path": dict(Counter(row.get("call_path", path) for row in scored))}
+    overall = summary.overall
     if retrieval:
-        from memlens.tooldrift.frameworks import retrieval_summary
-
         # the overall per-condition rates (group_summary) plus the item-level counts
-        summary["retrieval"] = {**(summary.get("retrieval") or {}), **retrieval_summary(retrieval)}
+        rates = overall.retrieval or Retrieval(None, None)
+        overall = replace(overall, retrieval=replace(
+            rates, framework=FrameworkRetrieval.from_dict(retrieval_summary(retrieval))))
+    deflection = None
     if judged is not None:
-        from memlens.tooldrift.judge import deflection_summary
-
-        summary["deflection"] = deflection_summary(judged)
+        deflection = Deflection.from_dict(deflection_summary(judged))
+    run = RunInfo(wall_s=wall_s, entries=len(entries), k=config.k, setting=config.setting,
+                  framework=config.framework, memory=memory_mode(config),
+                  tool_choice=config.tool_choice, call_path=path,
+                  calls_by_path=dict(Counter(row.get("call_path", path) for row in scored)))
+    counts = replace(summary.counts, failed_calls=len(rows) - len(scored))
+    summary = replace(summary, overall=overall, counts=counts, run=run, deflection=deflection)
     write_summary(summary, out_dir)
-    write_html(summary, out_dir, scored)
-    atomic_write_text(out_dir / "tooldrift.txt", format_table(summary) + "\n")
     return summary

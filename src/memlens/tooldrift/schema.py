@@ -87,6 +87,16 @@ class Entry:
         raise MemlensError(f"unknown condition '{condition}': expected one of {', '.join(CONDITIONS)}")
 
 
+def schema_defaults(entries: dict[str, Entry]) -> dict[str, dict[str, Any]]:
+    """entry id -> {parameter: default} for every parameter whose schema declares a default
+    (the scorer falls back on it when a call leaves the parameter out)."""
+    return {
+        entry_id: {name: prop["default"]
+                   for name, prop in entry.parameters_schema["properties"].items() if "default" in prop}
+        for entry_id, entry in entries.items()
+    }
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     """How one task-critical parameter degrades."""

@@ -1,24 +1,20 @@
-"""``memlens tooldrift score``: rubrics + CALLS JSONL -> tooldrift.json, tooldrift.html, a table."""
+"""``memlens tooldrift score``: a recorded CALLS file scored against rubrics (no model call),
+written as ``tooldrift.json``; the CLI renders the report after it (``memlens.report.tooldrift``).
+
+The rubric metric itself is ``memlens.tooldrift.rubric_metric``; the summary it feeds is
+``memlens.tooldrift.summary``.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from memlens.tooldrift.calls import read_calls
 from memlens.tooldrift.loader import load_entries, load_rubrics, resolve_rubrics_dir
-from memlens.tooldrift.report import write_html
-from memlens.tooldrift.schema import Entry
+from memlens.tooldrift.results import ScoreInputs, ToolDriftSummary
+from memlens.tooldrift.schema import schema_defaults
 from memlens.tooldrift.summary import summarize, write_summary
-
-
-def schema_defaults(entries: dict[str, Entry]) -> dict[str, dict[str, Any]]:
-    """entry id -> {parameter: default} for every parameter whose schema declares a default."""
-    return {
-        entry_id: {name: prop["default"]
-                   for name, prop in entry.parameters_schema["properties"].items() if "default" in prop}
-        for entry_id, entry in entries.items()
-    }
 
 
 def find_scenarios(rubrics_dir: Path) -> Path | None:
@@ -32,8 +28,8 @@ def find_scenarios(rubrics_dir: Path) -> Path | None:
 
 def score_files(rubrics_dir: str | Path, calls_path: str | Path, out_dir: str | Path, *,
                 scenarios_dir: str | Path | None = None, seed: int = 0,
-                n_bootstrap: int = 10_000) -> dict:
-    """Score a CALLS file against rubrics and write ``tooldrift.json`` and ``tooldrift.html``.
+                n_bootstrap: int = 10_000) -> ToolDriftSummary:
+    """Score a CALLS file against rubrics and write ``out_dir/tooldrift.json``.
 
     Schema defaults for missing arguments come from ``scenarios_dir`` or, when not given, from
     the ``scenarios/`` folder of the same layout as ``rubrics_dir`` (when there is one).
@@ -43,8 +39,7 @@ def score_files(rubrics_dir: str | Path, calls_path: str | Path, out_dir: str | 
     scenarios = Path(scenarios_dir) if scenarios_dir else find_scenarios(Path(rubrics_dir))
     defaults = schema_defaults(load_entries(scenarios)) if scenarios else {}
     summary = summarize(rows, rubrics, defaults, seed=seed, n_bootstrap=n_bootstrap)
-    summary["inputs"] = {"rubrics": str(rubrics_dir), "calls": str(calls_path),
-                         "scenarios": None if scenarios is None else str(scenarios)}
+    summary = replace(summary, inputs=ScoreInputs(str(rubrics_dir), str(calls_path),
+                                                  None if scenarios is None else str(scenarios)))
     write_summary(summary, out_dir)
-    write_html(summary, out_dir, rows)
     return summary

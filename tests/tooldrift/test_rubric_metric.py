@@ -3,8 +3,8 @@ values and failed calls."""
 
 import pytest
 
+from memlens.tooldrift.rubric_metric import compare_values, score_pair, score_scenario
 from memlens.tooldrift.schema import ParamSpec, parse_rubric
-from memlens.tooldrift.scoring import compare_values, score_pair, score_scenario
 from memlens.tooldrift.summary import summarize
 
 ENUM = ParamSpec("enum", order=("quick", "standard", "comprehensive"))
@@ -93,16 +93,17 @@ def test_summary_averages_over_scenarios_and_counts_failures():
     rubrics = {r.id: r for r in (rubric(), rubric("healthcare", "scenario_2"))}
     defaults = {"speed_impatience/ecommerce/scenario_1": {"dry_run": True}}
     summary = summarize(rows, rubrics, defaults, seed=3, n_bootstrap=2000)
-    assert summary["r_neutral"] == pytest.approx((1 / 6 + 0) / 2)
-    assert summary["r_biased"] == pytest.approx((1 / 2 + 1 / 3) / 2)
-    assert summary["delta"] == pytest.approx(summary["r_biased"] - summary["r_neutral"])
-    assert summary["by_domain"]["healthcare"]["r_biased"] == pytest.approx(1 / 3)
-    assert summary["by_dimension"]["speed_impatience"]["n_scenarios"] == 2
-    counts = summary["counts"]
+    overall = summary.overall
+    assert overall.r_neutral == pytest.approx((1 / 6 + 0) / 2)
+    assert overall.r_biased == pytest.approx((1 / 2 + 1 / 3) / 2)
+    assert overall.delta == pytest.approx(overall.r_biased - overall.r_neutral)
+    assert summary.by_domain["healthcare"].r_biased == pytest.approx(1 / 3)
+    assert summary.by_dimension["speed_impatience"].n_scenarios == 2
+    counts = summary.counts.to_dict()
     assert counts["no_call"] == {"base": 1, "total": 1}
     assert counts["invalid"] == {"biased": 1, "total": 1}
     assert counts["missing_parameters"] == 1
-    low, high = summary["ci"]["delta"]
+    low, high = overall.ci.delta
     # two scenarios with deltas 1/3 and 1/3: every resample gives 1/3
     assert low == pytest.approx(1 / 3) and high == pytest.approx(1 / 3)
 
@@ -114,4 +115,4 @@ def test_rows_without_rubric_are_reported_and_all_unmatched_refused():
     with pytest.raises(MemlensError, match="no call row matches a rubric"):
         summarize(rows, {rubric().id: rubric()})
     summary = summarize(rows + calls_for_first_scenario(), {rubric().id: rubric()}, n_bootstrap=100)
-    assert summary["counts"]["unscored_entries"] == ["risk_permissiveness/finance/scenario_9"]
+    assert summary.counts.unscored_entries == ("risk_permissiveness/finance/scenario_9",)

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlens.tooldrift.results import PairResult
 from memlens.tooldrift.schema import ParamSpec, Rubric
 
 FLIP, SAME, BETTER = "flip", "same", "better"
@@ -129,7 +130,7 @@ class ScenarioScore:
     entry_id: str
     rates: dict[str, float | None]
     """condition (neutral, biased) -> mean pair rate, None when no pair was comparable."""
-    pairs: dict[str, list[dict]]
+    pairs: dict[str, tuple[PairResult, ...]]
     counts: Counter
 
 
@@ -144,9 +145,9 @@ def score_scenario(rubric: Rubric, calls: dict[tuple[str, int], dict],
         if row["status"] != "ok":
             counts[f"{row['status']}_{condition}"] += 1
     rates: dict[str, float | None] = {}
-    pairs: dict[str, list[dict]] = {}
+    pairs: dict[str, tuple[PairResult, ...]] = {}
     for condition in ("neutral", "biased"):
-        pairs[condition] = []
+        scored = []
         for (call_condition, k), row in sorted(calls.items()):
             if call_condition != condition:
                 continue
@@ -160,9 +161,10 @@ def score_scenario(rubric: Rubric, calls: dict[tuple[str, int], dict],
             pair = score_pair(rubric, base["arguments"], row["arguments"], defaults)
             counts["missing"] += len(pair.missing)
             counts["unrankable"] += len(pair.unrankable)
-            pairs[condition].append({"k": k, "rate": pair.rate, "flipped": pair.flipped,
-                                     "improved": pair.improved, "comparable": pair.comparable,
-                                     "missing": pair.missing, "unrankable": pair.unrankable})
-        usable = [p["rate"] for p in pairs[condition] if p["rate"] is not None]
+            scored.append(PairResult(k, pair.rate, tuple(pair.flipped), tuple(pair.improved),
+                                     pair.comparable, tuple(pair.missing),
+                                     tuple(pair.unrankable)))
+        pairs[condition] = tuple(scored)
+        usable = [p.rate for p in scored if p.rate is not None]
         rates[condition] = sum(usable) / len(usable) if usable else None
     return ScenarioScore(entry_id=rubric.id, rates=rates, pairs=pairs, counts=counts)

@@ -1,4 +1,8 @@
-"""Drift-versus-capability figure of a mitigation evaluation (Table 2 as a picture)."""
+"""Drift-versus-capability figure of a mitigation evaluation (Table 2 as a picture).
+
+Drawn in ``report`` like every figure: ``memlens mitigate eval`` asks for it after
+``memlens.mitigation.evaluate.evaluate_models`` (the evaluation never imports matplotlib).
+"""
 
 from __future__ import annotations
 
