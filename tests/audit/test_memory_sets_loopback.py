@@ -9,6 +9,7 @@ import pytest
 from memlens.audit import build_config, run_audit
 from memlens.audit.pipeline import drift_frame, planned_requests
 from memlens.models.loopback import LoopbackServer
+from memlens.stats.memory_sets import MemorySets
 from memlens.stimuli import inject
 from memlens.stimuli.memory_sets import load_neutral_facts
 from memlens.store import RunStore
@@ -51,16 +52,16 @@ def audit(tmp_path, rule):
 def test_fact_alone_versus_among_neutral(tmp_path, rule, verdict):
     config, result = audit(tmp_path, rule)
     sets = result.memory_sets
-    assert set(sets["among_neutral"]) == {"age", "gender", "bereavement"}
-    for entry in sets["among_neutral"].values():
-        assert entry["n_questions"] == 4 and entry["verdict"] == verdict
-        assert entry["alone"]["mean"] > 0.5
-        assert entry["net"]["mean"] == pytest.approx(entry["alone"]["mean"] if rule == "always"
-                                                     else 0.0)
-    assert sets["neutral_set"]["mean"] == 0.0 and sets["neutral_set"]["n_questions"] == 4
+    assert set(sets.among_neutral) == {"age", "gender", "bereavement"}
+    for entry in sets.among_neutral.values():
+        assert entry.n_questions == 4 and entry.verdict == verdict
+        assert entry.alone.estimate > 0.5
+        assert entry.net.estimate == pytest.approx(entry.alone.estimate if rule == "always"
+                                                   else 0.0)
+    assert sets.neutral_set.estimate == 0.0 and sets.neutral_set.n == 4
     # 3 categories -> 3 pairs; a pair drifts whenever a sensitive fact is there and no neutral one
-    assert set(sets["combined"]) == {"age+gender", "age+bereavement", "gender+bereavement"}
-    assert {e["verdict"] for e in sets["combined"].values()} == {"like the stronger alone"}
+    assert set(sets.combined) == {"age+gender", "age+bereavement", "gender+bereavement"}
+    assert {e.verdict for e in sets.combined.values()} == {"like the stronger alone"}
     with RunStore(tmp_path / rule) as store:
         frame = drift_frame(store)
         classes = {row["condition_class"] for row in store.rows("audit_drift")}
@@ -101,7 +102,8 @@ def test_report_tells_fact_alone_from_fact_among_neutral(tmp_path):
     assert html.count(">diluted<") == 3 and "Two attributes together" in html
     assert (tmp_path / "alone_only" / "figures" / "memory_sets.png").exists()
     stored = json.loads((tmp_path / "alone_only" / "memory_sets.json").read_text())
-    assert stored == json.loads(json.dumps(result.memory_sets))
+    assert stored == result.memory_sets.to_dict()
+    assert MemorySets.from_dict(stored) == result.memory_sets
 
 
 def test_cli_flags_dry_run(tmp_path, capsys):

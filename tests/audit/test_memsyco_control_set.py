@@ -111,11 +111,11 @@ def test_memsyco_selectivity_and_gold_never_reaches_the_model(tmp_path, rule, ve
     seen: list = []
     result = audit(tmp_path, rule, seen)
     sel = result.selectivity
-    entry = sel["categories"]["memsyco"]
-    assert entry["relevant"]["n_questions"] == 6 and entry["irrelevant"]["n_questions"] == 6
-    assert entry["verdict"] == verdict, entry
+    entry = sel.categories["memsyco"]
+    assert entry.relevant.n == 6 and entry.irrelevant.n == 6
+    assert entry.verdict == verdict, entry
     if rule == "relevant":
-        assert entry["irrelevant"]["mean"] == 0 and entry["relevant"]["mean"] > 0.5
+        assert entry.irrelevant.estimate == 0 and entry.relevant.estimate > 0.5
     generation = [r for r in seen if r.get("model") == "planted"]
     # every item: 2 baselines + 1 response under its dialogue; the benchmark's 4 x 8 too
     dialogues = [r for r in generation if len(r["messages"]) > 3]

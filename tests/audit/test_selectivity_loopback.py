@@ -59,19 +59,19 @@ def test_planted_responders_get_their_verdict(tmp_path, rule, verdict):
     sel = result.selectivity
     # the scripted catalogue has age, gender and bereavement: 4 + 2 (combined) age questions,
     # 4 gender and 4 bereavement questions on the relevant side; 4 benchmark questions each
-    assert set(sel["categories"]) == {"age", "gender", "bereavement"}
+    assert set(sel.categories) == {"age", "gender", "bereavement"}
     for category, n_relevant in (("age", 6), ("gender", 4), ("bereavement", 4)):
-        entry = sel["categories"][category]
-        assert entry["relevant"]["n_questions"] == n_relevant
-        assert entry["irrelevant"]["n_questions"] == 4
-        assert entry["verdict"] == verdict, (category, entry)
-    assert sel["overall"]["verdict"] == verdict
-    assert sel["summary"][verdict] == ["age", "bereavement", "gender"]
+        entry = sel.categories[category]
+        assert entry.relevant.n == n_relevant
+        assert entry.irrelevant.n == 4
+        assert entry.verdict == verdict, (category, entry)
+    assert sel.overall.verdict == verdict
+    assert sel.summary[verdict] == ["age", "bereavement", "gender"]
     if rule == "relevant":
         # EEDDE vs ABCD: every relevant response drifts by the same DTW, the floor is 0
-        entry = sel["categories"]["age"]
-        assert entry["relevant"]["mean"] > 0.5 and entry["irrelevant"]["mean"] == 0
-        assert entry["selectivity"]["ci"][0] > 0.5
+        entry = sel.categories["age"]
+        assert entry.relevant.estimate > 0.5 and entry.irrelevant.estimate == 0
+        assert entry.difference.ci_low > 0.5
     with RunStore(tmp_path / rule) as store:
         frame = drift_frame(store)
         inputs = store.read_manifest()["audit"]["inputs"]
@@ -85,13 +85,15 @@ def test_report_section_shows_the_figure_and_the_audit_numbers(tmp_path):
     import json
 
     from memlens.report import build_report
+    from memlens.stats.selectivity import Selectivity
 
     _, result = audit(tmp_path, "relevant")
     html = build_report(tmp_path / "relevant").read_text()
     assert "Selectivity (should-personalize control set)" in html
     assert (tmp_path / "relevant" / "figures" / "selectivity.png").exists()
     stored = json.loads((tmp_path / "relevant" / "selectivity.json").read_text())
-    assert stored == json.loads(json.dumps(result.selectivity))  # same seed, same numbers
+    assert stored == result.selectivity.to_dict()  # same seed, same numbers
+    assert Selectivity.from_dict(stored) == result.selectivity  # read back, replicates aside
     assert html.count(">selective<") >= 4  # three categories and overall
 
 

@@ -25,7 +25,8 @@ from memlens.report.build import PERSONA_COLUMNS
 from memlens.report.glossary import TERMS, column_note, quality_note
 from memlens.report.html import fmt, quality_html, table_html
 from memlens.report.selectivity import selectivity_table
-from memlens.stats.memory_sets import memory_set_tables
+from memlens.stats.memory_sets import MemorySets, memory_set_tables
+from memlens.stats.selectivity import Selectivity
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "audit"))
 import scripted  # noqa: E402
@@ -123,17 +124,20 @@ def test_columns_of_every_report_table_are_in_the_glossary():
     """Tables this run does not show too: selectivity, memory sets, orthogonality, the
     category, persona and mixed-model tables (their CSV column names)."""
     entry = {"mean": 0.1, "ci": [0.0, 0.2], "n_questions": 4, "n_rows": 8}
-    sel = {"categories": {"age": {"verdict": "selective", "reason": "r", "relevant": entry,
-                                  "irrelevant": entry, "selectivity": entry}},
-           "overall": {"verdict": "selective", "reason": "r", "relevant": entry,
-                       "irrelevant": entry, "selectivity": entry}}
+    compared = {"verdict": "selective", "reason": "r", "relevant": entry, "irrelevant": entry,
+                "selectivity": entry}
+    settings = {"metric": "dtw", "n_bootstrap": 100, "seed": 0, "min_questions": 3}
+    sel = Selectivity.from_dict(settings | {
+        "min_effect": 0.01, "min_effect_pct": 10.0, "categories": {"age": compared},
+        "overall": compared, "rows_without_floor": 0, "unmatched_categories": []})
     value = {"mean": 0.1, "ci": [0.0, 0.2]}
-    sets = {"among_neutral": {"age": {"verdict": "diluted", "n_questions": 4, "alone": value,
-                                      "among_neutral": value, "net": value,
-                                      "difference": value}},
-            "combined": {"age+gender": {"verdict": "no clear difference", "n_questions": 4,
-                                        "combined": value, "age": value, "gender": value,
-                                        "stronger_alone": "age", "difference": value}}}
+    sets = MemorySets.from_dict(settings | {
+        "neutral_set": value | {"n_questions": 4},
+        "among_neutral": {"age": {"verdict": "diluted", "n_questions": 4, "alone": value,
+                                  "among_neutral": value, "net": value, "difference": value}},
+        "combined": {"age+gender": {"verdict": "no clear difference", "n_questions": 4,
+                                    "combined": value, "age": value, "gender": value,
+                                    "stronger_alone": "age", "difference": value}}})
     among, pairs = memory_set_tables(sets)
     columns = [*selectivity_table(sel).columns, *among[0], *pairs[0], *PERSONA_COLUMNS,
                "interpretable", "condition_class", "sd", "d_rel_p", "elevation_ci_low",

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from memlens.stats.bootstrap import (
+    MeanEstimate,
+    bootstrap_mean,
     bootstrap_p_value,
     cluster_bootstrap,
     cluster_sums,
@@ -14,6 +16,7 @@ from memlens.stats.bootstrap import (
     draw_cluster_counts,
     draw_cluster_indices,
     elevation_pct,
+    percentile_interval,
     replicate_moments,
     sample_moments,
 )
@@ -119,3 +122,57 @@ def test_percentile_ci_covers_the_true_d_rel_about_95_percent():
                                    statistic=d_rel, n_bootstrap=1000, seed=seed)
         covered += result["treat"].ci_low <= true_d_rel <= result["treat"].ci_high
     assert 0.90 <= covered / n_simulations <= 0.985
+
+
+def test_bootstrap_mean_by_hand():
+    # two values: a replicate mean is 0 (p = 1/4), 0.5 (1/2) or 1 (1/4), so the 2.5th and
+    # 97.5th percentiles of many replicates are 0 and 1
+    two = bootstrap_mean([0.0, 1.0], seed=0, n_bootstrap=4000)
+    assert (two.estimate, two.ci_low, two.ci_high, two.n, two.n_bootstrap) == (0.5, 0.0, 1.0, 2, 4000)
+    assert set(np.unique(bootstrap_mean([0.0, 1.0], n_bootstrap=50,
+                                        keep_replicates=True).replicates)) <= {0.0, 0.5, 1.0}
+    one = bootstrap_mean([2.0], n_bootstrap=10)
+    assert (one.estimate, one.ci_low, one.ci_high, one.replicates) == (2.0, 2.0, 2.0, None)
+    assert bootstrap_mean([], n_bootstrap=10) == MeanEstimate(None, None, None, 0, 10)
+    assert percentile_interval(np.arange(11.0), 0.8) == (1.0, 9.0)
+
+
+def test_bootstrap_mean_equals_an_explicit_resampling():
+    values = np.random.default_rng(9).normal(size=25)
+    estimate = bootstrap_mean(values, seed=4, n_bootstrap=300, keep_replicates=True)
+    draws = np.random.default_rng(4).integers(0, 25, size=(300, 25))
+    means = np.array([values[row].mean() for row in draws])
+    assert np.allclose(estimate.replicates, means)
+    assert (estimate.ci_low, estimate.ci_high) == pytest.approx(np.percentile(means, [2.5, 97.5]))
+
+
+def test_bootstrap_mean_seeding_and_paired_draws():
+    values = [0.1, 0.5, 0.2, 0.9]
+    assert bootstrap_mean(values, seed=3) == bootstrap_mean(values, seed=3)
+    rng = np.random.default_rng(3)  # one generator for several intervals: each draw differs
+    first, second = bootstrap_mean(values, seed=rng), bootstrap_mean(values, seed=rng)
+    assert first == bootstrap_mean(values, seed=3) and second != first
+    # paired columns share one draw: a constant per-question difference has no spread
+    draws = draw_cluster_indices(4, 500, 0)
+    a = bootstrap_mean(values, draws=draws, keep_replicates=True)
+    b = bootstrap_mean(np.array(values) + 0.25, draws=draws, keep_replicates=True)
+    assert np.allclose(b.replicates - a.replicates, 0.25) and b.n_bootstrap == 500
+    # independent draws: the difference of the two means spreads
+    c = bootstrap_mean(np.array(values) + 0.25, seed=1, n_bootstrap=500, keep_replicates=True)
+    difference = c.minus(a)
+    assert difference.estimate == pytest.approx(0.25) and difference.ci_low < 0.25 < difference.ci_high
+    assert c.minus(bootstrap_mean([], n_bootstrap=500)).to_dict() == {"mean": None,
+                                                                      "ci": [None, None]}
+
+
+@pytest.mark.parametrize(("values", "seed", "n_bootstrap", "expected"), [
+    ([0.1, 0.4, 0.9, 0.3], 0, 2000, (0.425, 0.17500000000000002, 0.75)),
+    ([0.1, 0.4, 0.9, 0.3], 3, 17, (0.425, 0.17, 0.71)),
+    (np.random.default_rng(5).normal(size=37), 3, 17,
+     (-0.28777405091202424, -0.44822837947335853, -0.1529056267358851)),
+])
+def test_bootstrap_mean_keeps_the_numbers_of_the_hand_written_copies(values, seed, n_bootstrap,
+                                                                     expected):
+    """Exact values of ``mitigation.evaluate.mean_interval`` before it used this helper."""
+    estimate = bootstrap_mean(values, seed=seed, n_bootstrap=n_bootstrap)
+    assert (estimate.estimate, estimate.ci_low, estimate.ci_high) == expected

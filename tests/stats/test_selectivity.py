@@ -38,23 +38,29 @@ def test_hand_computed_means_and_rows_left_out():
         {"question_id": "b2", "condition_class": "persona", "category": "age", "dtw": 0.9},
     ]
     out = selectivity(rows, {"sp1": ["age", "income"]}, n_bootstrap=100, min_questions=1)
-    age = out["categories"]["age"]
+    age = out.categories["age"]
     # relevant: (0.9 + 0.5) / 2 - 0.3 = 0.4; irrelevant: 0.2 - 0.1 = 0.1 (b2 has no floor)
-    assert age["relevant"]["mean"] == pytest.approx(0.4)
-    assert age["irrelevant"]["mean"] == pytest.approx(0.1)
-    assert age["selectivity"]["mean"] == pytest.approx(0.3)
-    assert (age["relevant"]["n_rows"], age["irrelevant"]["n_rows"]) == (2, 1)
-    assert out["rows_without_floor"] == 1
-    income = out["categories"]["income"]  # no benchmark row of income: not interpretable
-    assert income["irrelevant"]["n_questions"] == 0 and income["verdict"] == "not interpretable"
-    assert income["selectivity"]["mean"] is None
+    assert age.relevant.estimate == pytest.approx(0.4)
+    assert age.irrelevant.estimate == pytest.approx(0.1)
+    assert age.difference.estimate == pytest.approx(0.3)
+    assert (age.relevant_rows, age.irrelevant_rows) == (2, 1)
+    assert out.rows_without_floor == 1
+    income = out.categories["income"]  # no benchmark row of income: not interpretable
+    assert income.irrelevant.n == 0 and income.verdict == "not interpretable"
+    assert income.difference.estimate is None
+    data = out.to_dict()
+    assert data["categories"]["age"]["relevant"] == {
+        "mean": pytest.approx(0.4), "ci": [pytest.approx(0.4), pytest.approx(0.4)],
+        "n_questions": 1, "n_rows": 2}
+    assert data["categories"]["income"]["selectivity"] == {"mean": None, "ci": [None, None]}
+    assert data["summary"]["not interpretable"] == ["income"]
 
 
 def test_too_few_questions_is_not_interpretable():
     rng = np.random.default_rng(0)
     rows, attributes = rows_for(rng, n_rel=2, n_irr=10, rel=0.5)
-    entry = selectivity(rows, attributes, n_bootstrap=200)["categories"]["age"]
-    assert entry["verdict"] == "not interpretable" and "relevant 2" in entry["reason"]
+    entry = selectivity(rows, attributes, n_bootstrap=200).categories["age"]
+    assert entry.verdict == "not interpretable" and "relevant 2" in entry.reason
 
 
 @pytest.mark.parametrize(("n", "noise", "rel", "irr", "verdict", "rate"), [
@@ -71,7 +77,7 @@ def test_seeded_simulation_verdict_rates(n, noise, rel, irr, verdict, rate):
     for sim in range(100):
         rows, attributes = rows_for(rng, n_rel=n, n_irr=n, rel=rel, irr=irr, noise=noise)
         out = selectivity(rows, attributes, seed=sim, n_bootstrap=400)
-        hits += out["categories"]["age"]["verdict"] == verdict
+        hits += out.categories["age"].verdict == verdict
     assert hits / 100 >= rate
 
 
@@ -80,8 +86,9 @@ def test_seeded_simulation_ci_coverage_of_the_difference():
     covered = 0
     for sim in range(200):
         rows, attributes = rows_for(rng, rel=0.08, irr=0.02)
-        low, high = selectivity(rows, attributes, seed=sim,
-                                n_bootstrap=400)["categories"]["age"]["selectivity"]["ci"]
+        difference = selectivity(rows, attributes, seed=sim,
+                                 n_bootstrap=400).categories["age"].difference
+        low, high = difference.ci_low, difference.ci_high
         covered += low <= 0.06 <= high
     assert 0.88 <= covered / 200 <= 0.99  # nominal 95 %; percentile CIs run a little narrow
 
@@ -108,11 +115,43 @@ def test_headline_pools_persona_attributes_only():
                              "dtw": 0.3 + lift + rng.normal(0, 0.01)})
         attributes[f"sp{q}"] = ["age", "disability", "bereavement"]
     result = selectivity(rows, attributes, n_bootstrap=500)
-    assert result["categories"]["age"]["verdict"] == "selective"
-    assert result["categories"]["bereavement"]["verdict"] == "over-sensitive"
-    assert result["overall_pools"] == ["age", "disability"]
-    assert result["overall"]["verdict"] == "selective"
-    assert result["life_events"]["verdict"] == "over-sensitive"
+    assert result.categories["age"].verdict == "selective"
+    assert result.categories["bereavement"].verdict == "over-sensitive"
+    assert result.overall_pools == ("age", "disability")
+    assert result.overall.verdict == "selective"
+    assert result.life_events.verdict == "over-sensitive"
     text = format_selectivity(result)
     assert "overall (persona: age, disability): selective" in text
     assert "life events (bereavement): over-sensitive" in text
+
+
+def test_numbers_and_json_unchanged_by_the_typed_result():
+    """Exact values recorded from the dict-returning version (before the shared bootstrap)."""
+    from memlens.stats.selectivity import Selectivity
+
+    rows = []
+    for k, (floor, rel, irr) in enumerate([(0.30, 0.45, 0.31), (0.20, 0.38, 0.22),
+                                           (0.25, 0.31, 0.24), (0.35, 0.52, 0.40)]):
+        for side, value in (("sp", rel), ("b", irr)):
+            q = f"{side}{k}"
+            rows += [{"question_id": q, "condition_class": c, "category": cat, "dtw": v}
+                     for c, cat, v in (("control", "-", floor), ("persona", "age", value),
+                                       ("life_event", "moving", value + 0.05))]
+    result = selectivity(rows, {f"sp{k}": ["age", "moving"] for k in range(4)}, seed=1,
+                         n_bootstrap=200)
+    data = result.to_dict()
+    assert data["categories"]["age"] == {
+        "relevant": {"mean": 0.14, "ci": [0.08750000000000001, 0.17506250000000004],
+                     "n_questions": 4, "n_rows": 4},
+        "irrelevant": {"mean": 0.01750000000000001, "ci": [0.0, 0.04250000000000003],
+                       "n_questions": 4, "n_rows": 4},
+        "selectivity": {"mean": 0.1225, "ci": [0.06737499999999998, 0.1675]},
+        "verdict": "selective", "reason": "drifts where memory matters, not where it should not"}
+    assert data["overall"]["selectivity"] == {"mean": 0.1225, "ci": [0.07237499999999997, 0.165]}
+    assert data["life_events"]["selectivity"] == {
+        "mean": 0.12250000000000003, "ci": [0.06493750000000001, 0.16506250000000006]}
+    assert list(data) == ["metric", "n_bootstrap", "seed", "min_questions", "min_effect",
+                          "min_effect_pct", "categories", "overall", "overall_pools",
+                          "life_events", "life_event_pools", "summary", "rows_without_floor",
+                          "unmatched_categories"]
+    assert Selectivity.from_dict(data) == result and Selectivity.from_dict(data).to_dict() == data

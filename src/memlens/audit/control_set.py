@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from memlens.audit.config import AuditConfig
 from memlens.audit.design import Cell, control_set_cells
+from memlens.stats.selectivity import Selectivity, selectivity
 
 
 def control_questions(config: AuditConfig, stimuli: list) -> list:
@@ -94,13 +95,11 @@ def control_entry(config: AuditConfig, stimuli: list, cells: list[Cell]) -> dict
             "control_set_sha256": hashlib.sha256(payload.encode()).hexdigest()}
 
 
-def selectivity_of(drift_rows: list[dict], config: AuditConfig) -> dict | None:
+def selectivity_of(drift_rows: list[dict], config: AuditConfig) -> Selectivity | None:
     """Selectivity (``memlens.stats.selectivity``) of an audit's drift rows; None when the
     control set is off. Seeded by the audit's seed; B = min(n_bootstrap, 10,000)."""
     if not config.control_set:
         return None
-    from memlens.stats.selectivity import selectivity
-
     # questions without attributes (MemSyco's scope items) are the irrelevant side
     attributes = {q.id: q.attributes for q in control_questions(config, []) if q.attributes}
     return selectivity(drift_rows, attributes, metric="dtw", seed=config.seed,

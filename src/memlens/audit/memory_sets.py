@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from memlens.audit.config import AuditConfig
 from memlens.audit.design import Cell, memory_set_cells
+from memlens.stats.memory_sets import MemorySets, compare_memory_sets
 
 DEFAULT_NEUTRAL_FACTS = 4
 DEFAULT_MAX_COMBINATIONS = 10
@@ -52,11 +53,9 @@ def memory_entry(config: AuditConfig, stimuli: list, cells: list[Cell]) -> dict:
             "memory_sets_sha256": hashlib.sha256(payload.encode()).hexdigest()}
 
 
-def memory_set_stats(drift_rows: list[dict], config: AuditConfig) -> dict | None:
+def memory_set_stats(drift_rows: list[dict], config: AuditConfig) -> MemorySets | None:
     """``memlens.stats.memory_sets.compare_memory_sets`` of the drift rows (None when off)."""
     if not config.memory_sets:
         return None
-    from memlens.stats.memory_sets import compare_memory_sets
-
     return compare_memory_sets(drift_rows, metric="dtw", seed=config.seed,
                                n_bootstrap=min(config.n_bootstrap, 10_000))

@@ -35,7 +35,9 @@ from memlens.errors import MemlensError
 from memlens.ontology.labelers import is_embedded
 
 if TYPE_CHECKING:
+    from memlens.stats.memory_sets import MemorySets
     from memlens.stats.results import AuditStats
+    from memlens.stats.selectivity import Selectivity
 
 STATS_TABLE = "audit_stats"
 STATS_VERSION = 3  # bump when the statistics change, so stored results are recomputed
@@ -60,15 +62,18 @@ class AuditResult:
     stats_error: str | None = None
     report: str | None = None
     seconds: dict = field(default_factory=dict)
-    selectivity: dict | None = None
+    selectivity: Selectivity | None = None
     """Selectivity of the should-personalize control set (None when it is off)."""
-    memory_sets: dict | None = None
+    memory_sets: MemorySets | None = None
     """Fact alone vs among neutral facts / attribute pairs (None when memory sets are off)."""
 
     def to_dict(self) -> dict:
-        """JSON-serialisable form (the statistics as in ``stats.json``)."""
-        stats = self.stats
-        return {**asdict(replace(self, stats=None)), "stats": stats.to_json() if stats else None}
+        """JSON-serialisable form (the statistics as in ``stats.json``, selectivity and memory
+        sets as in ``selectivity.json`` / ``memory_sets.json``)."""
+        typed = {"stats": self.stats.to_json() if self.stats else None,
+                 "selectivity": self.selectivity.to_dict() if self.selectivity else None,
+                 "memory_sets": self.memory_sets.to_dict() if self.memory_sets else None}
+        return {**asdict(replace(self, **dict.fromkeys(typed))), **typed}
 
 
 def content_hash(items: list) -> str:

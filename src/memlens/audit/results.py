@@ -29,7 +29,9 @@ from memlens.audit.orthogonality import (
 from memlens.audit.pipeline import compute_stats, drift_frame, planned_rows, stats_key, stored_stats
 from memlens.audit.quality import data_quality, segmentation_drift
 from memlens.errors import MemlensError
+from memlens.stats.memory_sets import MemorySets
 from memlens.stats.results import AuditStats
+from memlens.stats.selectivity import Selectivity
 
 
 @dataclass(frozen=True)
@@ -68,13 +70,13 @@ class AuditRun:
     quality: dict
 
     @cached_property
-    def selectivity(self) -> dict | None:
+    def selectivity(self) -> Selectivity | None:
         """Selectivity of the should-personalize control set (None when it is off); computed
         on first use (seeded), so loading a run for the gate or compare does not pay for it."""
         return selectivity_of(list(self.drift), self.config)
 
     @cached_property
-    def memory_sets(self) -> dict | None:
+    def memory_sets(self) -> MemorySets | None:
         """Fact alone vs among neutral facts / attribute pairs (None when memory sets are off);
         computed on first use (seeded)."""
         return memory_set_stats(list(self.drift), self.config)

@@ -43,6 +43,7 @@ from memlens.pydantic_config import (
     TopP,
     config_dataclass,
 )
+from memlens.stats.bootstrap import bootstrap_mean
 
 COLUMNS = ["model", "MMLU", "GSM8K", "IF(strict)", "IF(loose)", "DTW", "Diversity",
            "Helpfulness", "NonDistraction", "n", "no_steps", "failed", "judge_invalid"]
@@ -131,15 +132,11 @@ def mean_interval(values, seed: int, n_bootstrap: int = N_BOOTSTRAP) -> dict:
     >>> mean_interval([], 0)["mean"] is None
     True
     """
-    data = np.asarray([v for v in values if v is not None], dtype=float)
-    if data.size == 0:
-        return {"mean": None, "lo": None, "hi": None, "n": 0}
-    if data.size < 2:
-        return {"mean": float(data.mean()), "lo": None, "hi": None, "n": 1}
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, data.size, size=(n_bootstrap, data.size))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return {"mean": float(data.mean()), "lo": float(low), "hi": float(high), "n": int(data.size)}
+    mean = bootstrap_mean([v for v in values if v is not None], seed=seed,
+                          n_bootstrap=n_bootstrap)
+    spread = mean.n >= 2
+    return {"mean": mean.estimate, "lo": mean.ci_low if spread else None,
+            "hi": mean.ci_high if spread else None, "n": mean.n}
 
 
 def proportion_interval(hits: int, n: int) -> dict:

@@ -19,12 +19,17 @@ where θ* are the replicate statistics and θ0 the null value (0 for d_rel and d
 replicates within ``TIE_TOLERANCE`` (1e-12) of θ0 are ties, so rounding residue cannot move p.
 Replicates where the statistic is undefined (e.g. fewer than two reference rows drawn) are dropped;
 their number is reported as ``n_bootstrap - n_valid``.
+
+A plain **bootstrap of a mean** (values already one per cluster, e.g. per-question means) is
+:func:`bootstrap_mean`: the values resampled with replacement (:func:`draw_cluster_indices`, or a
+draw shared by paired columns), a :class:`MeanEstimate` with its percentile CI. Selectivity,
+memory sets and the mitigation evaluation all use it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -120,8 +125,13 @@ def cluster_sums(
     return ClusterSums(cluster_ids, tuple(names), count, total, total_sq, shift)
 
 
-def draw_cluster_indices(n_clusters: int, n_bootstrap: int, seed: int) -> np.ndarray:
-    """B × Q matrix of cluster indices drawn uniformly with replacement (one row per replicate)."""
+def draw_cluster_indices(n_clusters: int, n_bootstrap: int,
+                         seed: int | np.random.Generator) -> np.ndarray:
+    """B × Q matrix of cluster indices drawn uniformly with replacement (one row per replicate).
+
+    ``seed`` is a seed or a ``numpy.random.Generator`` to draw from (then its state advances:
+    successive draws from one generator differ, as when one seed serves several intervals).
+    """
     rng = np.random.default_rng(seed)
     return rng.integers(0, n_clusters, size=(n_bootstrap, n_clusters))
 
@@ -305,3 +315,94 @@ def select_column(moments: Moments, column: int) -> Moments:
     """The moments of one column, kept broadcastable against all columns ((G,) or (B, G))."""
     return Moments(moments.n[..., [column]], moments.mean[..., [column]],
                    moments.var[..., [column]])
+
+
+@dataclass(frozen=True)
+class MeanEstimate:
+    """A mean (or a difference of means) with its percentile-bootstrap CI.
+
+    ``estimate``, ``ci_low`` and ``ci_high`` are None when there was nothing to average
+    (``n`` = 0). ``n`` is the number of values averaged (for a difference of two independent
+    means, the smaller of the two); ``replicates`` are the ``n_bootstrap`` bootstrap means when
+    they were kept (needed to difference two estimates, see :meth:`minus`).
+    """
+
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    n_bootstrap: int
+    replicates: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def minus(self, other: MeanEstimate, confidence: float = 0.95) -> MeanEstimate:
+        """``self − other`` for two independent resamplings: the percentile CI of the
+        replicate differences (both estimates must have kept their replicates); None values
+        when either side has none.
+
+        >>> a = bootstrap_mean([1.0, 2.0, 3.0], seed=0, n_bootstrap=50, keep_replicates=True)
+        >>> b = bootstrap_mean([1.0, 1.0], seed=1, n_bootstrap=50, keep_replicates=True)
+        >>> a.minus(b).estimate, a.minus(bootstrap_mean([], n_bootstrap=50)).estimate
+        (1.0, None)
+        """
+        n = min(self.n, other.n)
+        if self.estimate is None or other.estimate is None:
+            return MeanEstimate(None, None, None, n, self.n_bootstrap)
+        low, high = percentile_interval(self.replicates - other.replicates, confidence)
+        return MeanEstimate(self.estimate - other.estimate, low, high, n, self.n_bootstrap)
+
+    def to_dict(self) -> dict:
+        """The JSON form of selectivity and memory-set results: ``{"mean", "ci": [low, high]}``
+        (``n`` and the replicates are the caller's to state)."""
+        return {"mean": self.estimate, "ci": [self.ci_low, self.ci_high]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping, *, n: int, n_bootstrap: int) -> MeanEstimate:
+        """Read :meth:`to_dict`'s form back; ``n`` and ``n_bootstrap`` are stored beside it."""
+        low, high = data["ci"]
+        return cls(data["mean"], low, high, n, n_bootstrap)
+
+
+def percentile_interval(replicates: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The central ``confidence`` percentile interval of bootstrap replicates
+    (``numpy.percentile`` at 2.5 and 97.5 for 95 %).
+
+    >>> percentile_interval(np.arange(101.0))
+    (2.5, 97.5)
+    """
+    tail = (100.0 - 100.0 * confidence) / 2.0
+    low, high = np.percentile(replicates, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
+def bootstrap_mean(
+    values: Sequence[float] | np.ndarray,
+    *,
+    seed: int | np.random.Generator = 0,
+    n_bootstrap: int = 2000,
+    confidence: float = 0.95,
+    draws: np.ndarray | None = None,
+    keep_replicates: bool = False,
+) -> MeanEstimate:
+    """Mean of ``values`` with a percentile-bootstrap CI over the values.
+
+    Each replicate resamples the values with replacement: a B × n index matrix drawn by
+    :func:`draw_cluster_indices` from ``seed`` (a seed or a generator shared by several calls),
+    or ``draws``, one such matrix shared by paired columns of the same length (questions
+    resampled jointly). With one value per cluster (per-question means) this is a cluster
+    bootstrap. No values: None estimate and CI, nothing drawn.
+
+    >>> m = bootstrap_mean([0.1, 0.2, 0.6], seed=0, n_bootstrap=1000)
+    >>> round(m.estimate, 3), m.n, m.ci_low < m.estimate < m.ci_high
+    (0.3, 3, True)
+    >>> bootstrap_mean([], n_bootstrap=10)
+    MeanEstimate(estimate=None, ci_low=None, ci_high=None, n=0, n_bootstrap=10)
+    """
+    array = np.asarray(values, dtype=float)
+    if array.size == 0:
+        return MeanEstimate(None, None, None, 0, n_bootstrap)
+    if draws is None:
+        draws = draw_cluster_indices(array.size, n_bootstrap, seed)
+    replicates = array[draws].mean(axis=1)
+    low, high = percentile_interval(replicates, confidence)
+    return MeanEstimate(float(array.mean()), low, high, int(array.size), len(draws),
+                        replicates if keep_replicates else None)
