@@ -171,9 +171,8 @@ def stage_commands(out: Path, args) -> dict:
 
 def drift_summary(run_dir: Path, seed: int = 0, replicates: int = 2000) -> dict:
     """Mean DTW per condition class of one audit, with a question-cluster bootstrap 95 % CI."""
-    import numpy as np
-
     from memlens.audit.results import load_audit_run
+    from memlens.stats.bootstrap import draw_cluster_indices, percentile_interval
 
     frame = load_audit_run(run_dir).frame
     out = {}
@@ -186,12 +185,10 @@ def drift_summary(run_dir: Path, seed: int = 0, replicates: int = 2000) -> dict:
             continue
         per_question = part.groupby("question_id")["dtw"].agg(["sum", "count"])
         sums, counts = per_question["sum"].to_numpy(), per_question["count"].to_numpy()
-        rng = np.random.default_rng(seed)
-        picks = rng.integers(0, len(sums), size=(replicates, len(sums)))
-        boot = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
-        low, high = np.percentile(boot, [2.5, 97.5])
-        out[name] = {"mean": float(sums.sum() / counts.sum()), "lo": float(low),
-                     "hi": float(high), "n_rows": int(counts.sum()),
+        picks = draw_cluster_indices(len(sums), replicates, seed)
+        low, high = percentile_interval(sums[picks].sum(axis=1) / counts[picks].sum(axis=1))
+        out[name] = {"mean": float(sums.sum() / counts.sum()), "lo": low,
+                     "hi": high, "n_rows": int(counts.sum()),
                      "n_questions": int(len(sums))}
     return out
 
