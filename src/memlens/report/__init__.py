@@ -1,5 +1,7 @@
 """The audit report: figures (PNG+SVG), tables (CSV+Parquet), ``stats.json`` and one
-self-contained ``report.html`` with a trajectory viewer. The only package importing matplotlib.
+self-contained ``report.html`` with a trajectory viewer; the tool-drift report
+(``tooldrift.html`` / ``.txt``) and the mitigation evaluation's figure. The only package importing
+matplotlib.
 
 It renders a ``memlens.audit.results.AuditRun`` and never writes to the run store; the audit
 never imports this package."""
@@ -12,6 +14,8 @@ _EXPORTS = {
     "comparison_table": "compare",
     "load_run": "build",
     "render_report": "build",
+    "drift_capability_figure": "mitigation_figures",
+    "write_tooldrift_report": "tooldrift",
 }
 """Public name -> the submodule defining it: resolved on first use, so importing the package
 (or a light submodule of it) stays cheap."""

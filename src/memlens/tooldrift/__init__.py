@@ -13,14 +13,18 @@ _EXPORTS = {
     "Entry": "schema",
     "ParamSpec": "schema",
     "Rubric": "schema",
+    "ToolDriftSummary": "results",
     "bundled_path": "loader",
     "compare_tooldrift": "compare",
     "entry_id": "schema",
     "load_dataset": "loader",
     "load_rubrics": "loader",
     "read_source": "scan",
+    "read_summary": "summary",
     "run_tooldrift": "runner",
     "scan_source": "scan",
+    "score_files": "score",
+    "summarize": "summary",
 }
 """Public name -> the submodule defining it: resolved on first use, so importing the package
 (or a light submodule of it) stays cheap."""
