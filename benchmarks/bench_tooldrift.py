@@ -1,10 +1,13 @@
 """Speed of the tool-drift pipeline, as ratios against baselines measured in the same run.
 
-1. Runner overhead: ``run_tooldrift`` (engine + run store + parsing + scoring + report) with an
-   instant fake agent, against calling the same fake agent in a bare loop.
+1. Runner overhead: ``run_tooldrift`` (engine + run store + parsing + scoring; the report is the
+   CLI's, after the run) with an instant fake agent, against calling the same fake agent in a
+   bare loop.
 2. Scoring: ``summarize`` (rubric metric + vectorised scenario bootstrap) on a synthetic
    105-entry × 3 conditions × k=5 CALLS set, against a per-replicate Python-loop bootstrap of the
    same per-scenario rates (the naive baseline).
+3. The typed summary: ``to_dict`` / ``from_dict`` against the ``json.dumps`` / ``json.loads``
+   that write and read ``tooldrift.json``.
 
     python benchmarks/bench_tooldrift.py [--bootstrap 10000]
 """
@@ -20,7 +23,7 @@ import numpy as np
 
 from memlens.models import FakeModel, GenerationParams
 from memlens.models.fake import tool_reply
-from memlens.tooldrift import load_dataset
+from memlens.tooldrift import ToolDriftSummary, load_dataset
 from memlens.tooldrift.runner import RunConfig, build_messages, run_tooldrift
 from memlens.tooldrift.schema import parse_rubric
 from memlens.tooldrift.summary import summarize
@@ -98,6 +101,32 @@ def bench_scoring(n_bootstrap: int) -> None:
           f"{list(summary.overall.ci.delta)} vs loop {loop_ci.round(4).tolist()}")
 
 
+def bench_summary_io(n_bootstrap: int, repeat: int = 20) -> None:
+    """The typed summary's cost: ``to_dict`` against the ``json.dumps`` that writes it, and
+    ``from_dict`` against the ``json.loads`` that reads it (same summary, same run)."""
+    rows, rubrics = synthetic_rows(105, 5, seed=0)
+    summary = summarize(rows, rubrics, n_bootstrap=n_bootstrap)
+
+    def best(action) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            action()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    data = summary.to_dict()
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    to_dict, dumps = best(summary.to_dict), best(lambda: json.dumps(data, indent=2,
+                                                                      ensure_ascii=False))
+    loads = best(lambda: json.loads(text))
+    from_dict = best(lambda: ToolDriftSummary.from_dict(data))
+    print(f"summary I/O: {len(text) / 1e6:.2f} MB tooldrift.json; to_dict {1000 * to_dict:.1f} ms "
+          f"vs json.dumps {1000 * dumps:.1f} ms (ratio {to_dict / dumps:.2f}); from_dict "
+          f"{1000 * from_dict:.1f} ms vs json.loads {1000 * loads:.1f} ms "
+          f"(ratio {from_dict / loads:.2f})")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bootstrap", type=int, default=10_000)
@@ -105,3 +134,4 @@ if __name__ == "__main__":
     args = parser.parse_args()
     bench_runner(args.k)
     bench_scoring(args.bootstrap)
+    bench_summary_io(args.bootstrap)
