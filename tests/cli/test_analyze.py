@@ -46,6 +46,17 @@ def test_a_user_table_and_a_metric_subset(tmp_path, capsys):
     assert "mixed model" in capsys.readouterr().out
 
 
+def test_no_mixed_model_skips_only_the_mixed_model(tmp_path, capsys):
+    common = ["analyze", "--example", "--bootstrap", "200", "--metrics", "dtw"]
+    assert main([*common, "--out", str(tmp_path / "with")]) == 0
+    assert main([*common, "--no-mixed-model", "--out", str(tmp_path / "without")]) == 0
+    assert "mixed model: not fitted" in capsys.readouterr().out
+    fitted, skipped = (json.loads((tmp_path / name / "stats.json").read_text())["metrics"]["dtw"]
+                       for name in ("with", "without"))
+    assert "mixed_model" not in skipped and fitted["mixed_model"]["converged"] is True
+    assert {key: value for key, value in fitted.items() if key != "mixed_model"} == skipped
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["analyze", "--out", "X"], "give either DRIFT_TABLE or --example"),
     (["analyze", "missing.csv", "--out", "X"], "missing.csv: drift table not found"),

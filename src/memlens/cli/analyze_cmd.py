@@ -30,6 +30,9 @@ def register(subparsers) -> None:
     parser.add_argument("--metrics", metavar="M1,M2",
                         help="comma-separated metric columns to analyse (default: all)")
     parser.add_argument("--model", help="analyse only these rows of the table's 'model' column")
+    parser.add_argument("--no-mixed-model", dest="mixed_model", action="store_false",
+                        help="skip the mixed-effects fits, the slowest part on a paper-size "
+                             "table (stats.json then has no mixed_model block)")
     parser.set_defaults(func=run)
 
 
@@ -45,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     with resources.as_file(resources.files("memlens.data") / "examples" / EXAMPLE) as example:
         table = load_drift_table(example if args.example else args.drift_table)
     stats = analyze(table, metrics=metrics, seed=args.seed, n_bootstrap=args.bootstrap,
-                    model=args.model)
+                    model=args.model, mixed_model=args.mixed_model)
     out = output_dir(args.out, "--out folder")
     atomic_write_text(out / "stats.json", json.dumps(stats.to_json(), indent=2, allow_nan=False) + "\n")
     print(format_summary(stats), end="")
