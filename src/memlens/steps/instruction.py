@@ -17,9 +17,10 @@ LIST_INSTRUCTION = (
     "Answer: <one sentence>"
 )
 """A numbered list of three steps and a one-sentence answer: what SmolLM2-135M (the embedded
-model) follows. With the tagged instruction it echoes the template ("Step 1: First reasoning
-step: …") and 7 of 8 replies run into a 160-token cap; with this one 0 of 6 hit a 128-token cap,
-all 6 split as lists of 3-6 steps, and a reply takes ≈ 40 % of the tokens (docs/audit.md)."""
+model) follows. With the tagged instruction it often echoes the template ("Step 1: First
+reasoning step: …") and 7 of 8 replies ran into a 160-token cap; with this one 179 of 256 quick
+audit replies split as lists, at 90 tokens on average. It is not the default: the short steps
+left the audit less sensitive (quick design MDE +45.5 % vs +30.1 % DTW, docs/audit.md)."""
 
 INSTRUCTIONS = {"tagged": REASONING_INSTRUCTION, "list": LIST_INSTRUCTION}
 """The reasoning formats an audit can ask for (``AuditConfig.reasoning_format``)."""
