@@ -188,8 +188,8 @@ def part_overlap(server: Server, args) -> dict:
     """The chunk loop, sequential vs overlapped, on fresh run directories (no cache hits)."""
     from functools import cache
 
-    from memlens.audit.chunks import run_chunks
-    from memlens.audit.pipeline import chunk_size, labeler_options, plan_cells, question_chunks
+    from memlens.audit.chunks import question_chunks, run_chunks
+    from memlens.audit.pipeline import chunk_size, labeler_options, plan_cells
     from memlens.models import get_model
     from memlens.ontology import get_labeler, load_ontology
     from memlens.store import RunStore
@@ -262,8 +262,8 @@ def _old_pipeline():
 
 def part_reread(server: Server, args, finished: Path) -> dict:
     """The chunk loops on copies of a finished run (no calls): old re-reads vs one read."""
-    from memlens.audit.chunks import run_chunks
-    from memlens.audit.pipeline import plan_cells, question_chunks
+    from memlens.audit.chunks import question_chunks, run_chunks
+    from memlens.audit.pipeline import plan_cells
     from memlens.store import RunStore
 
     config = paper_config(server.url, args.questions, args.bootstrap, args.concurrency)

@@ -3,8 +3,7 @@ one without reply texts would hold them): loadable, every section present, answe
 as not measured, value contrasts formed for a category with two values."""
 
 from memlens.audit import build_config
-from memlens.audit.answers import run_answer_drift
-from memlens.audit.drift import run_drift
+from memlens.audit.drift import run_answer_drift, run_drift
 from memlens.audit.explore import explore
 from memlens.audit.pipeline import write_manifest
 from memlens.store import RunStore

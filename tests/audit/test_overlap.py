@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from memlens.audit import build_config
-from memlens.audit.chunks import run_chunks
+from memlens.audit.chunks import question_chunks, run_chunks
 from memlens.audit.drift import DRIFT_TABLE, PAIRS_TABLE
 from memlens.audit.generate import STEPS_TABLE
 from memlens.audit.labels import LABELS_TABLE
-from memlens.audit.pipeline import labeler_options, plan_cells, question_chunks
+from memlens.audit.pipeline import labeler_options, plan_cells
 from memlens.engine import run_requests
 from memlens.engine.slots import shared_slots
 from memlens.models import ChatRequest, ChatResponse

@@ -155,11 +155,3 @@ def run_answers(store, *, encoder: Callable[[list[str]], np.ndarray] | None | st
         counts["parsed"] += len(part)
     return counts
 
-
-def run_answer_drift(store, *, encoder="default") -> dict[str, int]:
-    """The answer stage of an audit: answers rows for new responses, then the answer metrics
-    on pair and drift rows (``memlens.audit.drift.attach_answer_metrics``)."""
-    from memlens.audit.drift import attach_answer_metrics
-
-    counts = run_answers(store, encoder=encoder)
-    return {f"answers_{key}": value for key, value in counts.items()} | attach_answer_metrics(store)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from memlens.audit.design import Cell
 from memlens.audit.drift import (
     DRIFT_TABLE,
     PAIRS_TABLE,
@@ -26,9 +27,8 @@ from memlens.audit.drift import (
 )
 from memlens.audit.generate import STEPS_TABLE, StepsRow
 from memlens.audit.labels import LABELS_TABLE, LabelsRow
+from memlens.audit.orthogonality import FLAG
 from memlens.ontology.labelers import is_embedded
-
-FLAG = "excluded_orthogonality"  # memlens.audit.orthogonality.FLAG (no import: no cycle)
 
 
 @dataclass
@@ -163,6 +163,26 @@ class ChunkTotals:
     """Most model calls in flight at once across the stages (overlapped runs; 0 otherwise)."""
 
 
+def question_chunks(cells: list[Cell], size: int) -> list[list[Cell]]:
+    """Consecutive whole questions, about ``size`` cells per chunk (at least one question).
+
+    >>> from types import SimpleNamespace as NS
+    >>> cells = [Cell(NS(id=q), NS(id="s", stimulus_class="noise"), 0) for q in "aabbbc"]
+    >>> [[c.question.id for c in chunk] for chunk in question_chunks(cells, 3)]
+    [['a', 'a', 'b', 'b', 'b'], ['c']]
+    """
+    chunks: list[list[Cell]] = []
+    current: list[Cell] = []
+    for cell in cells:
+        if current and len(current) >= size and cell.question.id != current[-1].question.id:
+            chunks.append(current)
+            current = []
+        current.append(cell)
+    if current:
+        chunks.append(current)
+    return chunks
+
+
 def run_chunks(cells, config, store, make_model, make_labeler, *, size: int,
                progress: bool = True, excluded=frozenset(), overlap: bool = True) -> ChunkTotals:
     """generate -> steps -> labels -> drift per chunk of whole questions (``question_chunks``),
@@ -190,7 +210,6 @@ def run_chunks(cells, config, store, make_model, make_labeler, *, size: int,
 
     from memlens.audit.generate import pending_cells
     from memlens.audit.labels import pending_label_rows
-    from memlens.audit.pipeline import question_chunks
     from memlens.engine.progress import overall_progress
 
     totals = ChunkTotals()

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypedDict
 
+from memlens.audit.answers import ANSWERS_TABLE, run_answers, unpack_vector
 from memlens.ontology.schema import symbol_sequence
 from memlens.rowkeys import join_key
 from memlens.store.rowtypes import declare_row_type
@@ -222,8 +223,6 @@ def answer_pair_metrics(response: dict, baseline: dict, vectors: dict) -> dict[s
 def attach_answer_metrics(store) -> dict[str, int]:
     """Add the answer metrics to pair rows and drift rows (see the module docstring); writes
     only the rows whose values change, so a finished audit's re-run writes nothing."""
-    from memlens.audit.answers import ANSWERS_TABLE, unpack_vector
-
     answers = {row["id"]: row for row in store.rows(ANSWERS_TABLE)}
     vectors = {rid: unpack_vector(row["embedding"]) if row.get("embedding") else None
                for rid, row in answers.items()}
@@ -253,6 +252,13 @@ def attach_answer_metrics(store) -> dict[str, int]:
     if drift_changed:
         store.put_rows(DRIFT_TABLE, drift_changed)
     return {"pairs_scored": len(changed), "drift_rows_updated": len(drift_changed)}
+
+
+def run_answer_drift(store, *, encoder="default") -> dict[str, int]:
+    """The answer stage of an audit: answers rows for new responses, then the answer metrics
+    on pair and drift rows (:func:`attach_answer_metrics`)."""
+    counts = run_answers(store, encoder=encoder)
+    return {f"answers_{key}": value for key, value in counts.items()} | attach_answer_metrics(store)
 
 
 def frame_columns(rows: list[dict]) -> list[str]:

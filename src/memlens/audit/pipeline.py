@@ -19,7 +19,7 @@ from memlens.audit.chunks import run_chunks
 from memlens.audit.config import AuditConfig
 from memlens.audit.control_set import control_cells, control_entry, selectivity_of
 from memlens.audit.design import Cell, design_cells
-from memlens.audit.drift import DRIFT_TABLE, PAIRS_TABLE
+from memlens.audit.drift import DRIFT_TABLE, PAIRS_TABLE, run_answer_drift
 from memlens.audit.generate import STEPS_TABLE, build_request
 from memlens.audit.labels import LABELS_TABLE
 from memlens.audit.memory_sets import memory_cells, memory_entry, memory_set_stats
@@ -354,26 +354,6 @@ def labeler_options(config: AuditConfig) -> dict:
     return {"model_options": {"max_concurrency": config.concurrency}}
 
 
-def question_chunks(cells: list[Cell], size: int) -> list[list[Cell]]:
-    """Consecutive whole questions, about ``size`` cells per chunk (at least one question).
-
-    >>> from types import SimpleNamespace as NS
-    >>> cells = [Cell(NS(id=q), NS(id="s", stimulus_class="noise"), 0) for q in "aabbbc"]
-    >>> [[c.question.id for c in chunk] for chunk in question_chunks(cells, 3)]
-    [['a', 'a', 'b', 'b', 'b'], ['c']]
-    """
-    chunks: list[list[Cell]] = []
-    current: list[Cell] = []
-    for cell in cells:
-        if current and len(current) >= size and cell.question.id != current[-1].question.id:
-            chunks.append(current)
-            current = []
-        current.append(cell)
-    if current:
-        chunks.append(current)
-    return chunks
-
-
 def chunk_size(config: AuditConfig) -> int:
     """Cells per chunk of ``run_audit``: about 8 waves of ``--concurrency`` calls (default 16).
 
@@ -442,8 +422,6 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
                              progress=progress, excluded=excluded)
         result.calls, result.labels, result.drift = chunked.calls, chunked.labels, chunked.drift
         result.seconds.update(chunked.seconds)
-        from memlens.audit.answers import run_answer_drift
-
         result.drift.update(run_answer_drift(store))  # answer drift metrics (issue 13)
         flag_drift_rows(store, excluded)  # also clears flags when the filter was turned off
         result.seconds["stages"] = time.perf_counter() - timer
