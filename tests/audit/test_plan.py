@@ -275,7 +275,13 @@ def test_plan_from_a_pilot_gives_the_pilots_own_report_mde(seed):
 def test_a_shipped_pilot_describes_only_its_own_settings(pilot, tmp_path):
     """``memlens.audit.pilots``: the variance model a finished audit ships is the one
     ``plan --pilot`` estimates, found again for the same settings and for no others."""
-    from memlens.audit.pilots import measured_power, pilot_record, power_sentence, shipped_pilot
+    from memlens.audit.pilots import (
+        measured_power,
+        needed_design,
+        pilot_record,
+        power_sentence,
+        shipped_pilot,
+    )
 
     folder = tmp_path / "pilots"
     folder.mkdir()
@@ -297,3 +303,10 @@ def test_a_shipped_pilot_describes_only_its_own_settings(pilot, tmp_path):
     sentence = power_sentence(row, used)
     assert f"+{row.mde_pct:.1f}% DTW" in sentence and "scripted pilot, test" in sentence
     assert ("cannot decide" in sentence) == (row.power < 0.8)
+    bigger = needed_design(config, row, used)
+    if row.power < 0.8:
+        assert (bigger.questions, bigger.baselines) == (row.questions_needed, row.baselines)
+        assert bigger.power >= 0.8 and bigger.generation_calls > row.generation_calls
+        assert "(--n-questions" in power_sentence(row, used, "9 calls, ~1 min")
+    else:
+        assert bigger is None

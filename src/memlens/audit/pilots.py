@@ -75,14 +75,23 @@ def measured_power(config: AuditConfig, questions: int,
     return design_row(model, question_cost(config), questions, config.baselines), model
 
 
-def power_sentence(row: DesignRow, model: VarianceModel) -> str:
-    """One plain sentence on what the design can decide, from the measured variance model.
+def needed_design(config: AuditConfig, row: DesignRow, model: VarianceModel) -> DesignRow | None:
+    """The design with ``row.questions_needed`` questions (same K), for its cost; None when the
+    row already has the power or no number of questions gives it."""
+    if row.power >= TARGET_POWER or not row.questions_needed:
+        return None
+    return design_row(model, question_cost(config), row.questions_needed, row.baselines)
+
+
+def power_sentence(row: DesignRow, model: VarianceModel, needed_eta: str | None = None) -> str:
+    """One plain sentence on what the design can decide, from the measured variance model;
+    ``needed_eta`` is the estimated time of the design that could (e.g. ``"~40 min"``).
 
     >>> from memlens.audit.plan import DesignRow, VarianceModel
     >>> m = VarianceModel(0.6, 0.01, 0.02, 0.0, source="quick audit of embedded, 2026-12-02")
     >>> row = DesignRow(16, 5, 0.1, 0.41, 31.2, 27, 256, 15000, 32768, 0)
     >>> print(power_sentence(row, m))
-    power (measured: quick audit of embedded, 2026-12-02): these 16 questions detect a life-event elevation of +31.2% DTW or more with power 0.8, so a paper-sized +23% effect would be found with power 0.41 only — this design cannot decide on it; 27 questions could (--n-questions 27, see memlens plan)
+    power (measured: quick audit of embedded, 2026-12-02): these 16 questions detect a life-event elevation of +31.2% DTW or more with power 0.8, so a paper-sized +23% effect would be found with power 0.41 only — this design cannot decide on it; 27 questions could (--n-questions 27; see memlens plan)
     """
     head = (f"power (measured: {model.source}): these {row.questions} questions detect a "
             f"life-event elevation of +{row.mde_pct:.1f}% {model.metric.upper()} or more with "
@@ -90,8 +99,9 @@ def power_sentence(row: DesignRow, model: VarianceModel) -> str:
     if row.power >= TARGET_POWER:
         return (f"{head}, so a paper-sized +{PAPER_EFFECT_PCT:g}% effect would be found "
                 f"(power {row.power:.2f})")
-    tail = (f"; {row.questions_needed} questions could (--n-questions {row.questions_needed}, "
-            "see memlens plan)" if row.questions_needed else "")
+    eta = f", {needed_eta}" if needed_eta else ""
+    tail = (f"; {row.questions_needed} questions could (--n-questions {row.questions_needed}"
+            f"{eta}; see memlens plan)" if row.questions_needed else "")
     return (f"{head}, so a paper-sized +{PAPER_EFFECT_PCT:g}% effect would be found with power "
             f"{row.power:.2f} only — this design cannot decide on it{tail}")
 

@@ -310,10 +310,20 @@ def dry_run(config, run_dir: str | None, power: bool = False) -> int:
 def power_line(config, questions: int) -> str | None:
     """What this design can decide on the audited model, measured (``memlens.audit.pilots``);
     None when no variance model was measured for these settings."""
-    from memlens.audit.pilots import measured_power, power_sentence
+    from memlens.audit.pilots import measured_power, needed_design, power_sentence
+    from memlens.models.throughput import expected_throughput, format_duration
 
     measured = measured_power(config, questions)
-    return power_sentence(*measured) if measured else None
+    if not measured:
+        return None
+    row, model = measured
+    bigger = needed_design(config, row, model)
+    eta = None
+    if bigger:
+        seconds = expected_throughput(config.model, config.concurrency).seconds(
+            bigger.max_completion_tokens, bigger.est_prompt_tokens)
+        eta = f"{bigger.generation_calls:,} calls, {format_duration(seconds)}"
+    return power_sentence(row, model, eta)
 
 
 def summary_text(result) -> str:
