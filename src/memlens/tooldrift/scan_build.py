@@ -30,7 +30,8 @@ from memlens.tooldrift.builder import (
     write_built,
 )
 from memlens.tooldrift.scan import domain_label
-from memlens.tooldrift.scan_outputs import direction_text, read_review, rubric_records
+from memlens.tooldrift.scan_direction import direction_text
+from memlens.tooldrift.scan_outputs import read_review, rubric_records
 from memlens.tooldrift.scan_sources import source_from_dict
 from memlens.tooldrift.schema import check_rubric_against_entry, parse_entry, parse_rubric
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from memlens.jsonreply import InvalidReply, ask_json
 from memlens.models.base import ChatRequest, GenerationParams
 from memlens.tooldrift.arguments import parse_json_arguments
+from memlens.tooldrift.scan_direction import parse_direction
 from memlens.tooldrift.scan_rules import Verdict
 from memlens.tooldrift.scan_schema import ParamInfo
 from memlens.tooldrift.schema import BIAS_DIMENSIONS, parse_param_spec
@@ -61,8 +62,6 @@ def _kind(param: ParamInfo) -> str | None:
 
 def _validator(param: ParamInfo):
     """Checks one judge reply: JSON of the schema, a direction valid for the parameter's kind."""
-    from memlens.tooldrift.scan_outputs import parse_direction
-
     def check(text: str) -> dict:
         value, reason = parse_json_arguments(text)
         if value is None:

@@ -5,8 +5,8 @@ per parameter with its evidence), ``rubrics/all_params/<dimension>.json`` (one r
 dimension × tool with its flagged parameters, memlens' rubric format — ``load_rubrics`` reads
 it) and ``scan.json``. The review's columns ``flagged`` (yes / no), ``dimensions`` (separated by
 spaces) and ``direction`` are the ones a reviewer edits; ``tooldrift build --scan OUT`` reads them
-back through ``read_review``. ``direction`` is written as: enum ``quick < standard <
-comprehensive`` (worst → best), boolean ``degraded=true``, numeric ``degraded=lower``.
+back through ``read_review``. ``direction`` is written as (``scan_direction``): enum ``quick <
+standard < comprehensive`` (worst → best), boolean ``degraded=true``, numeric ``degraded=lower``.
 """
 
 from __future__ import annotations
@@ -20,44 +20,15 @@ from memlens.errors import MemlensError
 from memlens.fileio import atomic_write_text
 from memlens.textsafe import for_terminal
 from memlens.tooldrift.scan import ScanResult
+from memlens.tooldrift.scan_direction import direction_text, parse_direction
 from memlens.tooldrift.scan_sources import ToolSource
-from memlens.tooldrift.schema import BIAS_DIMENSIONS, parse_param_spec
+from memlens.tooldrift.schema import BIAS_DIMENSIONS
 
 COLUMNS = ("tool", "parameter", "type", "flagged", "dimensions", "kind", "direction",
            "confidence", "decided_by", "rules", "reason", "evidence", "judge_note")
 ABBREVIATIONS = {"speed_impatience": "speed", "resource_frugality": "frugal",
                  "minimalism_conciseness": "minimal", "risk_permissiveness": "risk",
                  "autonomy_self_reliance": "autonomy"}
-
-
-def direction_text(spec: dict | None) -> str:
-    """A rubric spec as the review's ``direction`` cell.
-
-    >>> direction_text({"kind": "enum", "order": ["quick", "full"]})
-    'quick < full'
-    >>> direction_text({"kind": "boolean", "degraded": False})
-    'degraded=false'
-    """
-    if not spec:
-        return ""
-    if spec["kind"] == "enum":
-        return " < ".join(str(v) for v in spec["order"])
-    degraded = spec["degraded"]
-    return f"degraded={str(degraded).lower() if isinstance(degraded, bool) else degraded}"
-
-
-def parse_direction(kind: str, text: str, where: str) -> dict:
-    """The review's ``kind`` + ``direction`` cells as a rubric spec (validated)."""
-    text = text.strip()
-    if kind == "enum":
-        raw = {"kind": "enum", "order": [v.strip() for v in text.split("<") if v.strip()]}
-    elif kind in ("boolean", "numeric"):
-        value = text.removeprefix("degraded=").strip().lower()
-        raw = {"kind": kind, "degraded": {"true": True, "false": False}.get(value, value)
-               if kind == "boolean" else value}
-    else:
-        raise MemlensError(f"{where}: column 'kind' must be enum, boolean or numeric, got {kind!r}")
-    return parse_param_spec(raw, where)
 
 
 def _safe_cell(text: str) -> str:
