@@ -28,6 +28,7 @@ from memlens.audit.drift import (
 from memlens.audit.generate import STEPS_TABLE, StepsRow
 from memlens.audit.labels import LABELS_TABLE, LabelsRow
 from memlens.audit.orthogonality import FLAG
+from memlens.metrics.warmup import warm_up_kernels
 from memlens.ontology.labelers import is_embedded
 
 
@@ -217,6 +218,8 @@ def run_chunks(cells, config, store, make_model, make_labeler, *, size: int,
     state = StageRows.load(store)
     questions = list(dict.fromkeys(cell.question.id for cell in cells))
     to_generate = len(pending_cells(cells, store, state.steps))
+    if to_generate:
+        warm_up_kernels()  # numba compiles the drift kernels while the model generates
     to_label = len(pending_label_rows(store, state.steps_of(questions), state.labels))
     totals.seconds["load"] = time.perf_counter() - clock
     chunks = question_chunks(cells, size)
