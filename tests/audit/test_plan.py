@@ -187,6 +187,11 @@ def test_pilot_gives_finite_variance_components(pilot, capsys):
     assert model.floor_mean == pytest.approx(
         sum(sum(v) / len(v) for v in floors.values()) / len(floors))
     assert model.details["questions_with_life_events"] == 4
+    from memlens.audit import load_audit_run
+
+    power = load_audit_run(pilot).stats.validity.power["dtw"]  # the report: one floor, one spread
+    assert model.floor_mean == pytest.approx(power.floor_mean, rel=1e-12)
+    assert math.sqrt(model.details["observed_diff_var"]) == pytest.approx(power.diff_sd)
     assert main(["plan", "--pilot", str(pilot), "--json", "--questions", "16,30"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["model"]["source"] == str(pilot) and data["n_c"] == 1

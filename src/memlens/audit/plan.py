@@ -175,7 +175,7 @@ def pilot_model(pair_rows: Sequence[dict], baselines: int, metric: str = "dtw",
     floor_values = [v for v in floors.values() if v is not None]
     if not floor_values:
         raise MemlensError(f"{source}: no no-memory (floor) pairs; cannot estimate the floor")
-    floor_mean = float(np.mean(floor_values))
+    floor_mean = _floor_mean(rows, metric)
     if not floor_mean > 0:
         raise MemlensError(f"{source}: the no-memory floor is 0 (every two no-memory samples "
                            "got the same symbols), so an effect in % of the floor is undefined; "
@@ -290,13 +290,16 @@ def contrast_line(cost: QuestionCost) -> str:
 
 def design_row(model: VarianceModel, cost: QuestionCost, questions: int, baselines: int,
                effect_pct: float = PAPER_EFFECT_PCT, alpha: float = ALPHA_SENSITIVITY,
-               target_power: float = TARGET_POWER) -> DesignRow:
-    """Power, MDE (% of the floor), questions needed and cost of one design."""
+               target_power: float = TARGET_POWER, diff_sd: float | None = None) -> DesignRow:
+    """Power, MDE (% of the floor), questions needed and cost of one design; ``diff_sd`` (the
+    spread of one question's life-event − floor difference) replaces the model's prediction
+    when it was observed for this very design."""
     n_c = cost.life_event_conditions * cost.samples
     if n_c < 1:
         raise MemlensError("the audit config has no life-event condition; the sensitivity "
                            "check (life events vs floor) cannot be planned")
-    sd = math.sqrt(difference_variance(model.sigma_a2, model.sigma_e2, model.tau2, n_c, baselines))
+    sd = diff_sd if diff_sd is not None else math.sqrt(
+        difference_variance(model.sigma_a2, model.sigma_e2, model.tau2, n_c, baselines))
     effect = effect_pct / 100.0 * model.floor_mean
     controls = control_samples(cost.samples, baselines)
     calls = questions * (controls + cost.perturbed_conditions * cost.samples)
@@ -367,6 +370,24 @@ def format_plan(plan: PowerPlan) -> str:
         lines.append(f"note: the config selects {plan.cost.available_questions} questions; "
                      "bigger designs need a bigger question source (costs are extrapolated)")
     return "\n".join(lines)
+
+
+def _floor_mean(rows: list[dict], metric: str) -> float:
+    """The floor as the statistics define it (``memlens.stats``: the mean of the no-memory drift
+    rows): each no-memory response's mean drift to the other baselines, averaged over responses
+    — so that a pilot whose responses are not all usable (unlabeled ones drop out) gives its
+    report's floor, not a per-question average of it.
+
+    >>> rows = [{"condition_class": "control", "response_id": r, "dtw": v}
+    ...         for r, v in (("a", 0.2), ("a", 0.4), ("b", 0.6))]
+    >>> round(_floor_mean(rows, "dtw"), 6)
+    0.45
+    """
+    by_response: dict[str, list[float]] = {}
+    for row in rows:
+        if row.get("condition_class") == "control":
+            by_response.setdefault(str(row["response_id"]), []).append(float(row[metric]))
+    return float(np.mean([np.mean(values) for values in by_response.values()]))
 
 
 def _per_question(rows: list[dict], metric: str) -> tuple[dict, dict]:
