@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from memlens.cli import argtypes as at
 from memlens.cli.call_flags import add_call_flags, finished_status
 from memlens.errors import MemlensError
+from memlens.store import RunStore
+from memlens.textsafe import for_terminal
 
 if TYPE_CHECKING:
     from memlens.stats.results import DriftStats
@@ -37,6 +39,7 @@ def memory_set_kinds(text: str) -> list[str]:
     >>> memory_set_kinds("combined, among_neutral")
     ['combined', 'among_neutral']
     """
+    # lazy: keeps memlens --help free of numpy
     from memlens.stimuli.memory_sets import MEMORY_SET_KINDS
 
     kinds = [part.strip() for part in text.split(",")]
@@ -158,7 +161,7 @@ def register(subparsers) -> None:
 
 def audit_config(args: argparse.Namespace):
     """The ``AuditConfig`` from preset, config file and flags (flags win)."""
-    from memlens.audit import load_config
+    from memlens.audit import load_config  # lazy: keeps memlens --help free of pydantic
 
     overrides = {field: getattr(args, flag) for flag, field in FLAG_FIELDS.items()}
     return load_config(args.config, overrides, preset=args.preset)
@@ -166,7 +169,7 @@ def audit_config(args: argparse.Namespace):
 
 def run_audit_command(args: argparse.Namespace) -> int:
     """``memlens audit``."""
-    from memlens.audit import run_audit
+    from memlens.audit import run_audit  # lazy: keeps memlens --help free of numpy, pydantic, tqdm
 
     config = audit_config(args)
     if args.dry_run:
@@ -174,7 +177,7 @@ def run_audit_command(args: argparse.Namespace) -> int:
     if not args.out:
         raise MemlensError("--out RUN_DIR is required (only --dry-run runs without one)")
     confirm_audit(config, args.out, yes=args.yes)
-    from memlens.report import build_report
+    from memlens.report import build_report  # lazy: pulls pandas, matplotlib, numpy
 
     result = run_audit(config, args.out, progress=not args.no_progress)
     result.report = str(build_report(args.out))  # the audit has closed its store
@@ -195,7 +198,7 @@ def run_audit_command(args: argparse.Namespace) -> int:
 def invalid_status(stats: DriftStats | None, stats_error: str | None) -> int:
     """0 when the validity verdict is ``pass``, else ``INSTRUMENT_INVALID`` (5) with the
     verdict on stderr (``--fail-on-invalid``)."""
-    from memlens.gate.exits import INSTRUMENT_INVALID
+    from memlens.gate.exits import INSTRUMENT_INVALID  # lazy: keeps memlens --help light
 
     verdict = stats.validity.verdict if stats else "not computed"
     if verdict == "pass":
@@ -210,12 +213,11 @@ def plan_with_store(model_string: str, requests, run_dir: str | None):
     """The plan of ``requests`` against the run directory's cache, if there is one."""
     from pathlib import Path
 
-    from memlens.engine import plan_requests
-    from memlens.models import model_id_for
+    from memlens.engine import plan_requests  # lazy: keeps memlens --help light
+    from memlens.models import model_id_for  # lazy: keeps memlens --help light
 
     if not run_dir or not (Path(run_dir) / "memlens.sqlite").exists():
         return plan_requests(model_id_for(model_string), requests, None)
-    from memlens.store import RunStore
 
     store = RunStore(run_dir)
     try:
@@ -229,47 +231,53 @@ def generation_plan(config, run_dir: str | None):
     resume, else arithmetic over (question, condition) pairs, whatever the samples."""
     from pathlib import Path
 
-    from memlens.models import model_id_for
+    from memlens.models import model_id_for  # lazy: keeps memlens --help light
 
     if run_dir and (Path(run_dir) / "memlens.sqlite").exists():  # cache hits need every key
+        # lazy: keeps memlens --help free of numpy, pydantic, tqdm
         from memlens.audit import planned_requests
 
         requests, inputs = planned_requests(config)
         return plan_with_store(config.model, requests, run_dir), inputs
+    # lazy: keeps memlens --help free of numpy, pydantic, tqdm
     from memlens.audit.pipeline import planned_request_groups
-    from memlens.engine import plan_groups
+    from memlens.engine import plan_groups  # lazy: keeps memlens --help light
 
     groups, inputs = planned_request_groups(config)
     return plan_groups(model_id_for(config.model), groups), inputs
 
 
 def confirm_audit(config, run_dir: str, yes: bool) -> None:
-    """Ask before (or refuse) an audit whose generation calls are estimated to take more than
-    ``memlens.cli.confirm.LONG_RUN_S`` on this backend (``--yes`` skips the question)."""
+    """Say on stderr, before the first call, what this audit can decide on its model (when that
+    was measured: ``memlens.audit.pilots``); ask before (or refuse) an audit whose generation
+    calls are estimated to take more than ``memlens.cli.confirm.LONG_RUN_S`` on this backend
+    (``--yes`` skips the question); then say what it will cost."""
+    # lazy: keeps memlens --help light
     from memlens.cli.confirm import confirm_long_run, estimate_line
-    from memlens.models.throughput import expected_throughput
+    from memlens.models.throughput import expected_throughput  # lazy: keeps memlens --help light
 
     plan, inputs = generation_plan(config, run_dir)
+    sentence = power_line(config, inputs["questions"])
+    if sentence and plan.calls:
+        print(f"memlens: {sentence}", file=sys.stderr)
     throughput = expected_throughput(config.model, config.concurrency)
-    if plan.calls:  # said before the first call, so the user knows what the run can tell
+    confirm_long_run("this audit", plan.calls, plan.est_completion_tokens,
+                     plan.est_prompt_tokens, throughput, yes=yes, smaller="see the plan with "
+                     "--dry-run and make it smaller (--preset quick, --n-questions N, "
+                     "--stimuli-per-category N, --max-tokens N)")
+    if plan.calls:
         print("memlens: this audit: " + estimate_line(
             plan.calls, plan.est_completion_tokens, plan.est_prompt_tokens, throughput),
               file=sys.stderr)
-    sentence = power_line(config, inputs["questions"])
-    if sentence:
-        print(f"memlens: {sentence}", file=sys.stderr)
-    confirm_long_run("this audit", plan.calls, plan.est_completion_tokens,
-                     plan.est_prompt_tokens, throughput, yes=yes, smaller="see the plan with --dry-run and make it smaller "
-                     "(--preset quick, --n-questions N, --stimuli-per-category N, --max-tokens N)")
 
 
 def dry_run(config, run_dir: str | None, power: bool = False) -> int:
     """Print the generation plan (calls, cached, tokens, estimated time), the label-call count,
     with the orthogonality filter on the rater plan, and with ``power`` the design's power
     table."""
-    from memlens.cli.confirm import estimate_line
-    from memlens.models.modelstring import public_model_string
-    from memlens.models.throughput import expected_throughput
+    from memlens.cli.confirm import estimate_line  # lazy: keeps memlens --help light
+    from memlens.models.modelstring import public_model_string  # lazy: keeps memlens --help light
+    from memlens.models.throughput import expected_throughput  # lazy: keeps memlens --help light
 
     plan, inputs = generation_plan(config, run_dir)
     print(f"audit of {public_model_string(config.model)}: {inputs['questions']} questions x {inputs['stimuli']} "
@@ -281,11 +289,12 @@ def dry_run(config, run_dir: str | None, power: bool = False) -> int:
     print(plan)
     print("time: " + estimate_line(plan.calls, plan.est_completion_tokens, plan.est_prompt_tokens,
                                    expected_throughput(config.model, config.concurrency)))
-    from memlens.audit.plan import labeling_plan
+    from memlens.audit.plan import labeling_plan  # lazy: pulls scipy, numpy, pydantic
 
     labeling = labeling_plan(config, inputs["cells"])
     print(labeling if labeling else "labeling: no model calls (embedded)")
     if config.orthogonality_rater:
+        # lazy: keeps memlens --help free of numpy, pydantic, tqdm
         from memlens.audit.pipeline import planned_rating_requests
 
         ratings = planned_rating_requests(config)
@@ -298,8 +307,8 @@ def dry_run(config, run_dir: str | None, power: bool = False) -> int:
     if sentence:
         print(sentence)
     if power:
-        from memlens.audit import plan as planning
-        from memlens.audit.pilots import shipped_pilot
+        from memlens.audit import plan as planning  # lazy: pulls scipy, numpy, pydantic
+        from memlens.audit.pilots import shipped_pilot  # lazy: pulls scipy, numpy, pydantic
 
         model = shipped_pilot(config) or planning.assumed_model()
         print(planning.format_plan(planning.plan_designs(
@@ -310,7 +319,9 @@ def dry_run(config, run_dir: str | None, power: bool = False) -> int:
 def power_line(config, questions: int) -> str | None:
     """What this design can decide on the audited model, measured (``memlens.audit.pilots``);
     None when no variance model was measured for these settings."""
+    # lazy: pulls scipy, numpy, pydantic
     from memlens.audit.pilots import measured_power, needed_design, power_sentence
+    # lazy: keeps memlens --help light
     from memlens.models.throughput import expected_throughput, format_duration
 
     measured = measured_power(config, questions)
@@ -340,16 +351,18 @@ def summary_text(result) -> str:
                      f"({result.quality.get('drift_rows_excluded_orthogonality', 0)} drift rows) "
                      "excluded from the statistics")
     if result.stats:
-        from memlens.stats import format_summary
+        from memlens.stats import format_summary  # lazy: keeps memlens --help free of pydantic
 
         lines.append(format_summary(result.stats))
     elif result.stats_error:
         lines.append(f"statistics not computed: {result.stats_error}")
     if getattr(result, "selectivity", None):  # --control-set
+        # lazy: keeps memlens --help free of numpy
         from memlens.stats.selectivity import format_selectivity
 
         lines.append(format_selectivity(result.selectivity))
     if getattr(result, "memory_sets", None):  # --memory-sets
+        # lazy: keeps memlens --help free of numpy
         from memlens.stats.memory_sets import format_memory_sets
 
         lines.append(format_memory_sets(result.memory_sets))
@@ -361,7 +374,7 @@ def summary_text(result) -> str:
 
 def run_report_command(args: argparse.Namespace) -> int:
     """``memlens report RUN_DIR``."""
-    from memlens.report import build_report
+    from memlens.report import build_report  # lazy: pulls pandas, matplotlib, numpy
 
     print(f"report: {build_report(args.run_dir)}")
     return 0
@@ -370,8 +383,8 @@ def run_report_command(args: argparse.Namespace) -> int:
 def run_compare_command(args: argparse.Namespace) -> int:
     """``memlens compare RUN_DIR… --out DIR``: the paired comparison (table on stdout, design
     warnings also on stderr)."""
+    # lazy: pulls pandas, scipy, matplotlib
     from memlens.report.compare import compare_runs, format_comparison
-    from memlens.textsafe import for_terminal
 
     output = compare_runs(args.run_dirs, args.out, seed=args.seed, n_bootstrap=args.bootstrap)
     for comparison in output.result["comparisons"]:

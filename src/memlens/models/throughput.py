@@ -93,6 +93,8 @@ def expected_throughput(model: str, concurrency: int | None = None,
         return Throughput(rate, f"{calls} calls in flight x {API_TOKENS_PER_S_PER_CALL:.0f} "
                                 "tokens/s each, assumed")
     rate = OTHER_TOKENS_PER_S.get(backend, LOCAL_SERVER_TOKENS_PER_S)
+    if rate == float("inf"):
+        return Throughput(rate, f"{backend}: scripted replies, no model time")
     return Throughput(rate, f"{backend}: {rate:g} tokens/s assumed")
 
 
