@@ -199,13 +199,28 @@ def test_pilot_gives_finite_variance_components(pilot, capsys):
 
 
 def test_cli_table_and_dry_run_power(tmp_path, capsys):
-    assert main(["plan", "--preset", "quick", "--questions", "16,30", "--baselines", "1,5"]) == 0
+    # stated assumptions (the defaults, stated): the shipped measurement is not used
+    assert main(["plan", "--preset", "quick", "--questions", "16,30", "--baselines", "1,5",
+                 "--pair-sd", "0.2"]) == 0
     out = capsys.readouterr().out
+    assert "from assumptions" in out
     assert "<- recommended" in out and "recommended: 30 questions x K = 5" in out
+    # the quick preset on the embedded model was measured (memlens/data/pilots): its own design
+    # gets the measured run's spread, i.e. the MDE and questions its report stated
+    from memlens.audit.pilots import pilot_folder
+    from memlens.stats.power import paired_mde, questions_needed
+
+    shipped = json.loads((pilot_folder() / "embedded-quick.json").read_text(encoding="utf-8"))
+    sd, floor = math.sqrt(shipped["details"]["observed_diff_var"]), shipped["variance"]["floor_mean"]
+    mde, needed = 100 * paired_mde(sd, 16, 0.001) / floor, questions_needed(0.23 * floor, sd, 0.001)
+    assert (f"{mde:.1f}", needed) == ("30.1", 24)  # the report of that run said so
     assert main(["audit", "--preset", "quick", "--out", str(tmp_path / "r"), "--dry-run",
                  "--power"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^\s+16\s+5\s+0\.332\s+33\.6\s+29\s+256\s", out, flags=re.M), out
+    assert "from quick audit of the embedded model" in out
+    assert re.search(r"^\s+16\s+5\s+0\.\d{3}\s+30\.1\s+24\s+256\s", out, flags=re.M), out
+    assert "these 16 questions detect a life-event elevation of +30.1% DTW" in out
+    assert "cannot decide on it; 24 questions could (--n-questions 24, 384 calls" in out
     assert not (tmp_path / "r").exists()
 
 

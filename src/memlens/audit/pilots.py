@@ -12,7 +12,6 @@ or sampling makes it a guess, and then nothing is claimed.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict
 from importlib.resources import files
 from pathlib import Path
@@ -73,25 +72,7 @@ def measured_power(config: AuditConfig, questions: int,
     model = shipped_pilot(config) if model is None else model
     if model is None:
         return None
-    return design_row(model, question_cost(config), questions, config.baselines,
-                      diff_sd=observed_sd(model, questions, config.baselines)), model
-
-
-def observed_sd(model: VarianceModel, questions: int, baselines: int) -> float | None:
-    """The pilot's own observed spread when the design is the pilot's (same questions and K):
-    then the plan states exactly what the pilot's report stated, usable rows and all; else None
-    (the variance model predicts the full design).
-
-    >>> m = VarianceModel(0.6, 0.01, 0.02, 0.0, "pilot", details={
-    ...     "observed_diff_var": 0.04, "questions_with_life_events": 16, "pilot_baselines": 5})
-    >>> observed_sd(m, 16, 5), observed_sd(m, 24, 5), observed_sd(m, 16, 3)
-    (0.2, None, None)
-    """
-    details = model.details or {}
-    observed = details.get("observed_diff_var")
-    same = (questions == details.get("questions_with_life_events")
-            and baselines == details.get("pilot_baselines"))
-    return math.sqrt(observed) if same and observed and math.isfinite(observed) else None
+    return design_row(model, question_cost(config), questions, config.baselines), model
 
 
 def needed_design(config: AuditConfig, row: DesignRow, model: VarianceModel) -> DesignRow | None:

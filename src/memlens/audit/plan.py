@@ -26,9 +26,19 @@ from memlens.audit.assumptions import (
     DEFAULT_TAU,
 )
 from memlens.audit.config import AuditConfig
-from memlens.audit.design import control_samples
+from memlens.audit.design import control_samples, design_cells
+from memlens.audit.drift import METRICS, PAIRS_TABLE
+from memlens.audit.generate import build_request
+from memlens.audit.memory_sets import memory_cells
+from memlens.audit.pipeline import select_inputs
+from memlens.engine.plan import CHARS_PER_TOKEN, RunPlan, estimate_prompt_tokens
 from memlens.errors import MemlensError
+from memlens.models import ChatRequest
+from memlens.models.modelstring import public_model_string
+from memlens.ontology import load_ontology
 from memlens.ontology.labelers import is_embedded
+from memlens.ontology.llm_labeler import LLMLabeler
+from memlens.ontology.prompting import label_messages, reply_schema
 from memlens.stats.power import (
     difference_variance,
     paired_mde,
@@ -37,6 +47,8 @@ from memlens.stats.power import (
     variance_components,
 )
 from memlens.stats.validity import MEANINGFUL_MDE_PCT
+from memlens.stimuli import load_stimuli
+from memlens.store import RunStore
 from memlens.targets import ALPHA_SENSITIVITY, PAPER_EFFECT_PCT, TARGET_POWER
 
 
@@ -203,8 +215,6 @@ def pilot_model(pair_rows: Sequence[dict], baselines: int, metric: str = "dtw",
 
 def read_pilot(run_dir: str, metric: str = "dtw") -> tuple[VarianceModel, dict]:
     """The variance model of a finished audit's run directory and its recorded config."""
-    from memlens.audit.drift import METRICS, PAIRS_TABLE
-    from memlens.store import RunStore
 
     if metric not in METRICS:
         raise MemlensError(f"unknown metric {metric!r} (choose from {', '.join(METRICS)})")
@@ -222,17 +232,12 @@ def read_pilot(run_dir: str, metric: str = "dtw") -> tuple[VarianceModel, dict]:
 
 def question_cost(config: AuditConfig) -> QuestionCost:
     """Per-question cost of ``config``'s design, from its real requests (as ``--dry-run``)."""
-    from memlens.audit.design import design_cells
-    from memlens.audit.generate import build_request
-    from memlens.audit.pipeline import select_inputs
-    from memlens.engine.plan import estimate_prompt_tokens
 
     questions, stimuli, _ = select_inputs(config)
     if not questions:
         raise MemlensError("the audit config selects no questions")
     control_tokens = perturbed_tokens = 0
     classes: dict[str, int] = {}
-    from memlens.audit.memory_sets import memory_cells
 
     for cell in design_cells(questions, stimuli, 1, 1) + memory_cells(config, questions, stimuli, 1):
         if cell.sample != 0:  # the paper design's extra no-memory sample: counted by the design
@@ -256,7 +261,6 @@ def question_cost(config: AuditConfig) -> QuestionCost:
 
 def _values_per_category(config: AuditConfig, selected) -> dict:
     """(selected, in the catalogue) stimuli of every persona / life-event category."""
-    from memlens.stimuli import load_stimuli
 
     out: dict[str, list[int]] = {}
     for stimulus in load_stimuli(config.stimuli):
@@ -291,13 +295,15 @@ def contrast_line(cost: QuestionCost) -> str:
 def design_row(model: VarianceModel, cost: QuestionCost, questions: int, baselines: int,
                effect_pct: float = PAPER_EFFECT_PCT, alpha: float = ALPHA_SENSITIVITY,
                target_power: float = TARGET_POWER, diff_sd: float | None = None) -> DesignRow:
-    """Power, MDE (% of the floor), questions needed and cost of one design; ``diff_sd`` (the
-    spread of one question's life-event − floor difference) replaces the model's prediction
-    when it was observed for this very design."""
+    """Power, MDE (% of the floor), questions needed and cost of one design. ``diff_sd`` (the
+    spread of one question's life-event − floor difference) replaces the model's prediction; by
+    default it is the pilot's observed spread at the pilot's own design (:func:`observed_sd`)."""
     n_c = cost.life_event_conditions * cost.samples
     if n_c < 1:
         raise MemlensError("the audit config has no life-event condition; the sensitivity "
                            "check (life events vs floor) cannot be planned")
+    if diff_sd is None:
+        diff_sd = observed_sd(model, questions, baselines)
     sd = diff_sd if diff_sd is not None else math.sqrt(
         difference_variance(model.sigma_a2, model.sigma_e2, model.tau2, n_c, baselines))
     effect = effect_pct / 100.0 * model.floor_mean
@@ -313,6 +319,23 @@ def design_row(model: VarianceModel, cost: QuestionCost, questions: int, baselin
         generation_calls=calls, est_prompt_tokens=round(prompt),
         max_completion_tokens=calls * cost.max_tokens,
         labeler_calls=calls if cost.llm_labeler else 0)
+
+
+def observed_sd(model: VarianceModel, questions: int, baselines: int) -> float | None:
+    """The pilot's own observed spread when the design is the pilot's (same questions and K):
+    then the plan states exactly what the pilot's report stated, usable rows and all; else None
+    (the variance model predicts the full design).
+
+    >>> m = VarianceModel(0.6, 0.01, 0.02, 0.0, "pilot", details={
+    ...     "observed_diff_var": 0.04, "questions_with_life_events": 16, "pilot_baselines": 5})
+    >>> observed_sd(m, 16, 5), observed_sd(m, 24, 5), observed_sd(m, 16, 3)
+    (0.2, None, None)
+    """
+    details = model.details or {}
+    observed = details.get("observed_diff_var")
+    same = (questions == details.get("questions_with_life_events")
+            and baselines == details.get("pilot_baselines"))
+    return math.sqrt(observed) if same and observed and math.isfinite(observed) else None
 
 
 def plan_designs(model: VarianceModel, cost: QuestionCost, questions: Iterable[int],
@@ -467,7 +490,6 @@ class LabelingPlan:
     @property
     def run_plan(self):
         """The plan as a ``memlens.engine.RunPlan`` (token bounds summed over the calls)."""
-        from memlens.engine.plan import RunPlan
 
         return RunPlan(calls=self.calls, cached=0,
                        est_prompt_tokens=self.calls * (self.fixed_prompt_tokens
@@ -495,13 +517,6 @@ def labeling_plan(config: AuditConfig, responses: int) -> LabelingPlan | None:
         return None
     import inspect
     import json
-
-    from memlens.engine.plan import CHARS_PER_TOKEN, estimate_prompt_tokens
-    from memlens.models import ChatRequest
-    from memlens.models.modelstring import public_model_string
-    from memlens.ontology import load_ontology
-    from memlens.ontology.llm_labeler import LLMLabeler
-    from memlens.ontology.prompting import label_messages, reply_schema
 
     ontology = load_ontology(config.ontology)
     defaults = inspect.signature(LLMLabeler).parameters
