@@ -150,9 +150,9 @@ def test_unmatched_scaffolding_would_fail_specificity(tmp_path_factory, monkeypa
     """Negative control: the model really is scaffolding-sensitive. With the old, unmatched
     template (the no-memory control sent without the memory block) the same null model fails
     specificity and even 'passes' sensitivity — the scaffolding alone looks like drift."""
-    import memlens.stimuli
+    from memlens.audit import generate
 
-    matched = memlens.stimuli.inject
+    matched = generate.inject
 
     def unmatched(question_text, stimulus, mode="prefix", system_prompt=None, template=None):
         if not stimulus.text:
@@ -160,7 +160,7 @@ def test_unmatched_scaffolding_would_fail_specificity(tmp_path_factory, monkeypa
         return matched(question_text, stimulus, mode=mode, system_prompt=system_prompt,
                        template=template)
 
-    monkeypatch.setattr(memlens.stimuli, "inject", unmatched)
+    monkeypatch.setattr(generate, "inject", unmatched)  # where build_request looks it up
     stats, seen = audit(tmp_path_factory, "system", planted=False)
     assert sum(seen) == N_QUESTIONS * (len(STIMULI) - 1)  # all but the 5 controls per question
     assert statuses(stats) == {"specificity": "fail", "sensitivity": "pass"}

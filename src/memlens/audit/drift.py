@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from memlens.audit.answers import ANSWERS_TABLE, run_answers, unpack_vector
+from memlens.audit.generate import STEPS_TABLE
+from memlens.audit.labels import LABELS_TABLE
 from memlens.ontology.schema import symbol_sequence
 from memlens.rowkeys import join_key
 from memlens.store.rowtypes import declare_row_type
@@ -113,7 +115,7 @@ def score_pairs(pairs: DriftPairs, alpha: float = 0.5) -> list[dict]:
     """Pair rows: each pair's metadata plus dtw, sri, d_seq, d_dist, edit_distance."""
     if not pairs.rows:
         return []
-    from memlens.metrics import drift_batch
+    from memlens.metrics import drift_batch  # lazy: pulls numba
 
     scores = drift_batch(pairs.baselines, pairs.compared, alpha=alpha)
     out = []
@@ -160,8 +162,6 @@ def aggregate_pairs(pair_rows: list[dict]) -> list[dict]:
 def run_drift(store, baselines: int = 1) -> dict[str, int]:
     """Score pairs whose pair row is missing (or whose inputs changed), store them, and rebuild
     the drift rows of the responses they touch."""
-    from memlens.audit.generate import STEPS_TABLE
-    from memlens.audit.labels import LABELS_TABLE
 
     pairs = drift_pairs(store.rows(STEPS_TABLE), store.rows(LABELS_TABLE), baselines)
     stored = {row["id"]: row for row in store.rows(PAIRS_TABLE)}

@@ -18,13 +18,14 @@ from pathlib import Path
 import pandas as pd
 
 from memlens.audit.answers import ANSWERS_TABLE
+from memlens.audit.orthogonality import FLAG
 from memlens.audit.results import AuditRun, load_audit_run
 from memlens.stats.results import AuditStats, MetricStats
+from memlens.store import RunStore
 
 
 def load_answers(run_dir: str | Path) -> pd.DataFrame:
     """The ``audit_answers`` rows (answer text, source, words, markers), without embeddings."""
-    from memlens.store import RunStore
 
     with RunStore(Path(run_dir), read_only=True) as store:
         rows = store.rows(ANSWERS_TABLE) if ANSWERS_TABLE in store.tables() else []
@@ -126,7 +127,6 @@ class Explorer:
         """The ``per_category`` drift rows with the largest ``metric`` in each perturbed
         category (the report's "what changed"; rows left out by the orthogonality filter are
         left out here too)."""
-        from memlens.audit.orthogonality import FLAG
 
         frame = pd.DataFrame([row for row in self.run.drift if not row.get(FLAG)])
         if frame.empty:

@@ -10,6 +10,11 @@ from typing import TypedDict
 
 from memlens.audit.config import AuditConfig
 from memlens.audit.design import Cell, sample_seed
+from memlens.engine import run_requests
+from memlens.models import ChatRequest, GenerationParams, ModelCallError
+from memlens.steps import INSTRUCTIONS, split_steps
+from memlens.stimuli import MemoryTemplate, inject
+from memlens.stimuli.templates import load_template, stimulus_facts
 from memlens.store.rowtypes import declare_row_type
 
 STEPS_TABLE = "audit_steps"
@@ -56,21 +61,16 @@ def question_prompt(question_text: str, config: AuditConfig) -> str:
     when asked for."""
     if not config.reasoning_instruction:
         return question_text
-    from memlens.steps import INSTRUCTIONS
 
     return f"{question_text}\n\n{INSTRUCTIONS[config.reasoning_format]}"
 
 
 def build_request(cell: Cell, config: AuditConfig):
     """The ``ChatRequest`` of one cell: injected memory, sampling params, derived seed."""
-    from memlens.models import ChatRequest, GenerationParams
-    from memlens.stimuli import MemoryTemplate, inject
 
     template = MemoryTemplate(header=config.memory_header, history_prefix=config.history_prefix,
                               acknowledgement=config.acknowledgement)
     if config.memory_template:  # a product's own memory format (memlens.stimuli.templates)
-        from memlens.stimuli.templates import load_template, stimulus_facts
-
         messages = load_template(config.memory_template).render(
             question_prompt(cell.question.text, config), stimulus_facts(cell.stimulus),
             config.system_prompt)
@@ -102,8 +102,6 @@ def pending_cells(cells: list[Cell], store,
 
 def steps_row(cell: Cell, result) -> StepsRow:
     """One ``audit_steps`` row from a response or a ``ModelCallError``."""
-    from memlens.models import ModelCallError
-    from memlens.steps import split_steps
 
     row = {
         "id": cell.id, "question_id": cell.question.id, "stimulus_id": cell.stimulus.id,
@@ -137,7 +135,6 @@ def run_generation(cells: list[Cell], config: AuditConfig, store, make_model, *,
     With ``state`` (a ``memlens.audit.chunks.StageRows``) pending cells are looked up there and
     the new rows recorded in it, so no call reads the whole steps table.
     """
-    from memlens.engine import run_requests
 
     todo = pending_cells(cells, store, None if state is None else state.steps)
     counts = {"cells": len(cells), "pending": len(todo), "failed": 0}

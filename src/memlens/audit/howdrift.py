@@ -17,9 +17,19 @@ import pandas as pd
 
 from memlens.audit.drift import ANSWER_METRICS
 from memlens.errors import MemlensError
+from memlens.ontology import load_ontology
 from memlens.rowkeys import join_key
 from memlens.stats.analyze import to_jsonable
-from memlens.stats.table import FLOOR_CATEGORY
+from memlens.stats.contrasts import (
+    contrast_design,
+    contrast_pairs,
+    score_contrast_pairs,
+    value_contrasts,
+)
+from memlens.stats.direction import direction_profile
+from memlens.stats.panel import category_statistics
+from memlens.stats.substitution import substitutions
+from memlens.stats.table import FLOOR_CATEGORY, validate_drift_table
 
 SECTIONS_VERSION = 2
 """2: value contrasts tested by within-question label permutation (``excess``, ``testable``);
@@ -47,7 +57,6 @@ def pair_frame(frame: pd.DataFrame, pair_rows: Sequence[dict]) -> pd.DataFrame:
 
 def ontology_maps(ontology_path: str | None, pairs: pd.DataFrame) -> tuple[list[str], dict]:
     """The symbols (ontology order, then any other observed symbol) and symbol -> root."""
-    from memlens.ontology import load_ontology
 
     ontology = load_ontology(ontology_path)
     symbols = list(ontology.symbol_ids)
@@ -92,7 +101,6 @@ def _section(settings: dict, compute) -> dict:
 
 def direction_rows(pairs, symbols, root_of, boot) -> dict:
     """``rows`` of :func:`memlens.stats.direction.direction_profile`."""
-    from memlens.stats.direction import direction_profile
 
     table = direction_profile(pairs, symbols, root_of, **boot)
     return {"rows": table.to_dict("records"), "n_pairs": int(len(pairs)),
@@ -101,7 +109,6 @@ def direction_rows(pairs, symbols, root_of, boot) -> dict:
 
 def substitution_rows(pairs, symbols, root_of, boot) -> dict:
     """``rows`` of :func:`memlens.stats.substitution.substitutions`."""
-    from memlens.stats.substitution import substitutions
 
     table = substitutions(pairs, symbols, root_of, **boot)
     return {"rows": table.to_dict("records"), "n_pairs": int(len(pairs)),
@@ -117,12 +124,6 @@ def contrast_responses(pairs: pd.DataFrame) -> pd.DataFrame:
 
 def contrast_section(frame: pd.DataFrame, pairs: pd.DataFrame, boot) -> dict:
     """Value contrasts, or the note that the design has one value per category."""
-    from memlens.stats.contrasts import (
-        contrast_design,
-        contrast_pairs,
-        score_contrast_pairs,
-        value_contrasts,
-    )
 
     responses = contrast_responses(pairs)
     design = contrast_design(responses)
@@ -146,8 +147,6 @@ def answer_section(frame: pd.DataFrame, seed: int, n_bootstrap: int) -> dict:
         return {"version": SECTIONS_VERSION, "metrics": {}, "columns": [],
                 "note": "answer drift was not measured for this run (an audit from before "
                         "answer drift, or one still running: re-run `memlens audit` to resume)"}
-    from memlens.stats.panel import category_statistics
-    from memlens.stats.table import validate_drift_table
 
     try:
         table = validate_drift_table(frame)

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from typing import TypedDict
 
 from memlens.audit.generate import STEPS_TABLE, StepsRow
+from memlens.engine.progress import current_overall, overall_paused
+from memlens.ontology import UNLABELED
 from memlens.store.rowtypes import declare_row_type
 
 LABELS_TABLE = "audit_labels"
@@ -78,9 +80,6 @@ def run_labeling(store, make_labeler: Callable[[], object], *, batch: int = 64,
     if not todo:
         return counts
     from tqdm import tqdm
-
-    from memlens.engine.progress import current_overall, overall_paused
-    from memlens.ontology import UNLABELED
 
     labeler = make_labeler()
     overall = current_overall()

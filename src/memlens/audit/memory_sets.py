@@ -12,6 +12,7 @@ from __future__ import annotations
 from memlens.audit.config import AuditConfig
 from memlens.audit.design import Cell, memory_set_cells
 from memlens.stats.memory_sets import MemorySets, compare_memory_sets
+from memlens.stimuli.memory_sets import among_neutral_sets, combination_sets, load_neutral_facts
 
 DEFAULT_NEUTRAL_FACTS = 4
 DEFAULT_MAX_COMBINATIONS = 10
@@ -21,7 +22,6 @@ def memory_sets_of(config: AuditConfig, stimuli: list) -> list:
     """The memory sets the config asks for, built from the selected stimuli ([] when off)."""
     if not config.memory_sets:
         return []
-    from memlens.stimuli.memory_sets import among_neutral_sets, combination_sets, load_neutral_facts
 
     sets: list = []
     if "among_neutral" in config.memory_sets:

@@ -11,6 +11,15 @@ and computes nothing. Rater errors are recorded and never exclude a pair.
 from __future__ import annotations
 
 from memlens.audit.drift import DRIFT_TABLE
+from memlens.models.modelstring import public_model_string
+from memlens.questions.orthogonality import (
+    excluded_pairs,
+    is_rated,
+    pair_id,
+    rate_relevance,
+    rating_request,
+)
+from memlens.questions.should_personalize import is_control_question
 
 ORTHO_TABLE = "audit_orthogonality"
 FLAG = "excluded_orthogonality"
@@ -28,8 +37,6 @@ def rated_pairs(cells) -> list[tuple]:
     """The pairs the rater judges: persona / life-event stimuli on benchmark questions (the
     should-personalize control set is *meant* to depend on the attribute: never rated, never
     excluded)."""
-    from memlens.questions.orthogonality import is_rated
-    from memlens.questions.should_personalize import is_control_question
 
     return [(q, s) for q, s in cell_pairs(cells)
             if is_rated(s) and not is_control_question(q.id)]
@@ -37,7 +44,6 @@ def rated_pairs(cells) -> list[tuple]:
 
 def planned_rating_requests(cells) -> list:
     """The rater requests of an audit (for ``--dry-run``; repair calls are not known ahead)."""
-    from memlens.questions.orthogonality import rating_request
 
     return [rating_request(q, s) for q, s in rated_pairs(cells)]
 
@@ -50,8 +56,6 @@ def _done(row: dict | None, rater: str) -> bool:
 def run_orthogonality(cells, config, store, make_rater) -> dict[str, int]:
     """Rate the pending pairs and store their rows; returns counts. ``make_rater()`` is called
     only when some pair is pending."""
-    from memlens.models.modelstring import public_model_string
-    from memlens.questions.orthogonality import pair_id, rate_relevance
 
     rater = public_model_string(config.orthogonality_rater)  # stored without URL credentials
     pairs = rated_pairs(cells)
@@ -73,10 +77,7 @@ def current_ratings(store, config, cells=None) -> list[dict]:
         return []
     wanted = None
     if cells is not None:
-        from memlens.questions.orthogonality import pair_id
-
         wanted = {pair_id(q.id, s.id) for q, s in rated_pairs(cells)}
-    from memlens.models.modelstring import public_model_string
 
     rater = public_model_string(config.orthogonality_rater)  # rows store it in this form
     return [row for row in store.rows(ORTHO_TABLE)
@@ -86,7 +87,6 @@ def current_ratings(store, config, cells=None) -> list[dict]:
 
 def excluded_from_rows(rows: list[dict], threshold: float) -> set[tuple[str, str]]:
     """Excluded (question_id, stimulus_id) pairs of stored rating rows."""
-    from memlens.questions.orthogonality import excluded_pairs
 
     return excluded_pairs(rows, threshold)
 

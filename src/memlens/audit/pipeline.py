@@ -15,24 +15,41 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memlens import __version__
 from memlens.audit.chunks import run_chunks
 from memlens.audit.config import AuditConfig
 from memlens.audit.control_set import control_cells, control_entry, selectivity_of
-from memlens.audit.design import Cell, design_cells
-from memlens.audit.drift import DRIFT_TABLE, PAIRS_TABLE, run_answer_drift
+from memlens.audit.design import Cell, control_samples, design_cells
+from memlens.audit.drift import DRIFT_TABLE, PAIRS_TABLE, frame_columns, run_answer_drift
 from memlens.audit.generate import STEPS_TABLE, build_request
 from memlens.audit.labels import LABELS_TABLE
 from memlens.audit.memory_sets import memory_cells, memory_entry, memory_set_stats
 from memlens.audit.orthogonality import (
+    FLAG,
     current_ratings,
     excluded_from_rows,
     flag_drift_rows,
     orthogonality_quality,
     run_orthogonality,
 )
+from memlens.audit.orthogonality import planned_rating_requests as rating_requests
 from memlens.audit.quality import data_quality, segmentation_drift
 from memlens.errors import MemlensError
+from memlens.models import get_model
+from memlens.models.callable import CALLABLE_PREFIX, as_chat_model
+from memlens.models.fingerprint import model_fingerprint
+from memlens.models.modelstring import API_BACKENDS, parse_model_string, public_config
+from memlens.models.registry import call_settings
+from memlens.ontology import get_labeler, load_ontology
 from memlens.ontology.labelers import is_embedded
+from memlens.questions import load_questions, select_questions
+from memlens.questions.should_personalize import is_control_question
+from memlens.runmanifest import open_run_manifest, package_versions
+from memlens.stats.results import AuditStats, parse_stats
+from memlens.stimuli import load_stimuli, select_stimuli
+from memlens.stimuli.memory_sets import MEMORY_SET_CLASSES
+from memlens.stimuli.templates import load_template
+from memlens.store import RunStore
 
 if TYPE_CHECKING:
     from memlens.stats.memory_sets import MemorySets
@@ -84,9 +101,6 @@ def content_hash(items: list) -> str:
 
 def select_inputs(config: AuditConfig) -> tuple[list, list, object]:
     """Questions, stimuli and ontology of an audit, chosen by the config (seeded)."""
-    from memlens.ontology import load_ontology
-    from memlens.questions import load_questions, select_questions
-    from memlens.stimuli import load_stimuli, select_stimuli
 
     questions = load_questions(config.questions)
     if config.n_questions is not None and config.n_questions < len(questions):
@@ -129,7 +143,6 @@ def template_entry(config: AuditConfig) -> dict:
     """The memory template's name, source and content hash for the manifest ({} when none)."""
     if not config.memory_template:
         return {}
-    from memlens.stimuli.templates import load_template
 
     template = load_template(config.memory_template)
     return {"memory_template": template.name, "memory_template_source": template.source,
@@ -143,7 +156,6 @@ def planned_request_groups(config: AuditConfig) -> tuple[list[tuple], dict]:
     count and estimate them arithmetically (``memlens.engine.plan_groups``) without building
     every request: a million-cell design plans in the time of its (question, condition) pairs.
     """
-    from memlens.audit.design import control_samples
 
     questions, stimuli, ontology = select_inputs(config)
     control = control_samples(config.samples, config.baselines)
@@ -205,7 +217,6 @@ def check_manifest(store, config: AuditConfig, inputs: dict, run_dir: str | Path
     previous = store.read_manifest().get("audit")
     if not previous:
         return
-    from memlens.runmanifest import open_run_manifest
 
     old_weights = (previous.get("model_fingerprint") or {}).get("digest")
     if old_weights and old_weights != (_model_fingerprint(config.model) or {}).get("digest"):
@@ -225,7 +236,6 @@ AUDIT_VERSIONED = ("numpy", "scipy", "pandas", "statsmodels", "numba", "xllamacp
 
 def _model_fingerprint(model: str) -> dict | None:
     """The audited weights' fingerprint (local hf: / vllm: / embedded models), else None."""
-    from memlens.models.fingerprint import model_fingerprint
 
     return model_fingerprint(model)
 
@@ -233,10 +243,6 @@ def _model_fingerprint(model: str) -> dict | None:
 def write_manifest(store, config: AuditConfig, inputs: dict) -> None:
     """Record config, versions, model strings, seeds and input hashes."""
     import platform
-
-    from memlens import __version__
-    from memlens.models.modelstring import public_config
-    from memlens.runmanifest import package_versions
 
     settings = public_config(config.model_dump())  # model strings without credentials
     store.write_manifest({"audit": {
@@ -255,11 +261,6 @@ def drift_frame(store=None, *, include_excluded: bool = False, rows: list[dict] 
     orthogonality filter are left out unless ``include_excluded``. ``rows`` (the drift table
     already read) replaces reading it from ``store``."""
     import pandas as pd
-
-    from memlens.audit.drift import frame_columns
-    from memlens.audit.orthogonality import FLAG
-    from memlens.questions.should_personalize import is_control_question
-    from memlens.stimuli.memory_sets import MEMORY_SET_CLASSES
 
     if rows is None:
         rows = store.rows(DRIFT_TABLE)
@@ -281,7 +282,6 @@ def stats_key(frame, config: AuditConfig) -> str:
 
 def stored_stats(store, key: str) -> tuple[bool, AuditStats | None, str | None]:
     """``(found, stats, error)`` of the stored statistics row when its input key is ``key``."""
-    from memlens.stats.results import AuditStats, parse_stats
 
     stored = next((row for row in store.rows(STATS_TABLE) if row["id"] == "stats"), None)
     if stored and stored.get("input_sha256") == key:
@@ -298,9 +298,8 @@ def compute_stats(frame, config: AuditConfig, planned: dict | None, pairs=None
     A table the statistics cannot analyse (e.g. no noise rows) gives an error message, never
     raises: every earlier stage's work stays stored and reported.
     """
-    from memlens.stats import analyze
-    from memlens.stats.results import AuditStats
-    from memlens.stats.validity import apply_coverage
+    from memlens.stats import analyze  # lazy: pulls pandas, scipy
+    from memlens.stats.validity import apply_coverage  # lazy: pulls scipy
 
     try:
         stats = analyze(frame, metrics=["dtw", "sri"], seed=config.seed,
@@ -314,7 +313,7 @@ def compute_stats(frame, config: AuditConfig, planned: dict | None, pairs=None
                     for klass, count in planned.items()}
         stats["validity"] = apply_coverage(stats["validity"], coverage)
     if pairs is not None:  # direction, substitutions, contrasts, answer (issue 13)
-        from memlens.audit.howdrift import how_sections
+        from memlens.audit.howdrift import how_sections  # lazy: pulls pandas, scipy
 
         stats.update(how_sections(frame, pairs, seed=config.seed,
                                   n_bootstrap=config.n_bootstrap, ontology=config.ontology))
@@ -345,7 +344,6 @@ def run_stats(store, config: AuditConfig, *, frame=None,
 
 def labeler_options(config: AuditConfig) -> dict:
     """``--concurrency`` bounds an API labeler's calls too (its backend's own default is 32)."""
-    from memlens.models.modelstring import API_BACKENDS, parse_model_string
 
     if is_embedded(config.labeler) or config.concurrency is None:
         return {}
@@ -390,11 +388,6 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
         raise MemlensError("run_audit no longer builds the report: call "
                            "memlens.report.build_report(run_dir) after it")
     from functools import cache
-
-    from memlens.models import get_model
-    from memlens.models.registry import call_settings
-    from memlens.ontology import get_labeler, load_ontology
-    from memlens.store import RunStore
 
     timer = time.perf_counter()
     result = AuditResult(run_dir=str(run_dir))
@@ -444,7 +437,6 @@ def run_audit(config: AuditConfig, run_dir: str | Path, *, progress: bool = True
 
 def audited_model(config: AuditConfig, model, model_name: str | None) -> tuple[AuditConfig, object]:
     """The config recording a caller-given model's id, and that model (None: ``config.model``)."""
-    from memlens.models.callable import CALLABLE_PREFIX, as_chat_model
 
     if model is None:
         if config.model.startswith(CALLABLE_PREFIX):
@@ -465,7 +457,6 @@ def planned_rating_requests(config: AuditConfig) -> list:
     """Every orthogonality-rater request of the audit (for ``--dry-run``); [] when off."""
     if not config.orthogonality_rater:
         return []
-    from memlens.audit.orthogonality import planned_rating_requests as rating_requests
 
     questions, stimuli, _ = select_inputs(config)  # the pairs do not depend on the samples
     return rating_requests(design_cells(questions, stimuli, 1, 1))

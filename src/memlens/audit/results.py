@@ -32,6 +32,7 @@ from memlens.errors import MemlensError
 from memlens.stats.memory_sets import MemorySets
 from memlens.stats.results import AuditStats
 from memlens.stats.selectivity import Selectivity
+from memlens.store import RunStore
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,6 @@ class AuditRun:
 
 def load_audit_run(run_dir: str | Path) -> AuditRun:
     """Read the audit in ``run_dir`` through a read-only store (MemlensError if it holds none)."""
-    from memlens.store import RunStore
 
     run_dir = Path(run_dir)
     if not (run_dir / "memlens.sqlite").exists():

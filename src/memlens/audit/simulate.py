@@ -35,6 +35,7 @@ import pandas as pd
 
 from memlens.audit.design import cell_id
 from memlens.audit.drift import aggregate_pairs, drift_pairs, frame_columns, score_pairs
+from memlens.ontology import load_ontology
 
 CONTROL = "control/no_perturbation"
 NOISE = ("filler", "whitespace", "punctuation")
@@ -87,7 +88,6 @@ class Truth:
 
 def ontology_symbols() -> tuple[list[str], dict[str, str]]:
     """The shipped ontology's symbols and their roots."""
-    from memlens.ontology import load_ontology
 
     ontology = load_ontology(None)
     symbols = list(ontology.symbol_ids)
