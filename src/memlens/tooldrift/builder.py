@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memlens.engine import run_requests
+from memlens.errors import MemlensError
 from memlens.fileio import atomic_write_text
 from memlens.models.base import ChatModel, ChatRequest, ChatResponse, GenerationParams
 from memlens.store import RunStore
@@ -61,7 +62,6 @@ class Attempt:
 
 def parse_generated(text: str, where: str) -> tuple[Entry, Rubric]:
     """Validate a generator reply (raises MemlensError naming the field)."""
-    from memlens.errors import MemlensError
 
     value, reason = parse_json_arguments(text)
     if value is None or not isinstance(value.get("entry"), dict):

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from memlens.errors import MemlensError
+from memlens.fileio import atomic_write_text
 from memlens.jsonl import parse_json, read_text
 from memlens.numfmt import number
 from memlens.stats import to_jsonable
@@ -165,7 +166,6 @@ def format_tooldrift_comparison(result: dict) -> str:
 
 def write_comparison(result: dict, out_dir: str | Path) -> Path:
     """Write ``out_dir/tooldrift_compare.json``."""
-    from memlens.fileio import atomic_write_text
 
     path = Path(out_dir) / "tooldrift_compare.json"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -215,7 +215,7 @@ def mem0_config(workdir: Path, llm: str | None) -> dict:
             raise MemlensError(f"--framework-llm '{llm}': Mem0 takes an OpenAI-compatible model, "
                                "written openai:MODEL@BASE_URL")
         model, base_url = name.split("@", 1)
-    from memlens.models.keys import resolve_api_key
+    from memlens.models.keys import resolve_api_key  # lazy: keeps memlens --help light
 
     key = resolve_api_key("OPENAI_API_KEY", base_url, "openai") if llm else "memlens-local-no-key"
     return {
@@ -248,6 +248,7 @@ def _open_mem0(workdir: Path, llm: str | None, top_k: int, threshold: float) -> 
 
 def _open_mempalace(workdir: Path, llm: str | None, top_k: int,
                     threshold: float) -> FrameworkMemory:
+    # lazy: keeps memlens --help light
     from memlens.tooldrift.mempalace_adapter import MemPalaceClient
 
     # with llm: MemPalace's LLM closet regeneration after mining (it has no LLM extraction)
@@ -258,6 +259,7 @@ def _open_mempalace(workdir: Path, llm: str | None, top_k: int,
 
 def _open_simplemem(workdir: Path, llm: str | None, top_k: int,
                     threshold: float) -> FrameworkMemory:
+    # lazy: keeps memlens --help light
     from memlens.tooldrift.simplemem_adapter import SimpleMemClient
 
     # with llm: SimpleMem's LLM extraction (MemoryBuilder) and its retrieval planning
@@ -273,7 +275,7 @@ def _no_llm(name: str, llm: str | None) -> None:
 
 def _open_langmem(workdir: Path, llm: str | None, top_k: int,
                   threshold: float) -> FrameworkMemory:
-    from memlens.tooldrift.langmem_adapter import LangMemClient
+    from memlens.tooldrift.langmem_adapter import LangMemClient  # lazy: keeps memlens --help light
 
     _no_llm("langmem", llm)
     return FrameworkMemory("langmem", LangMemClient(top_k=top_k), limit=top_k,
@@ -282,6 +284,7 @@ def _open_langmem(workdir: Path, llm: str | None, top_k: int,
 
 def _open_graphiti(workdir: Path, llm: str | None, top_k: int,
                    threshold: float) -> FrameworkMemory:
+    # lazy: keeps memlens --help light
     from memlens.tooldrift.graphiti_adapter import GraphitiClient
 
     _no_llm("graphiti", llm)
@@ -290,7 +293,7 @@ def _open_graphiti(workdir: Path, llm: str | None, top_k: int,
 
 
 def _open_amem(workdir: Path, llm: str | None, top_k: int, threshold: float) -> FrameworkMemory:
-    from memlens.tooldrift.amem_adapter import AMemClient
+    from memlens.tooldrift.amem_adapter import AMemClient  # lazy: keeps memlens --help light
 
     # A-MEM builds every note with its LLM: AMemClient refuses to start without one
     return FrameworkMemory("amem", AMemClient(workdir, llm, top_k=top_k), infer=True,
@@ -299,6 +302,7 @@ def _open_amem(workdir: Path, llm: str | None, top_k: int, threshold: float) -> 
 
 def _open_full_context(workdir: Path, llm: str | None, top_k: int,
                        threshold: float) -> FrameworkMemory:
+    # lazy: keeps memlens --help light
     from memlens.tooldrift.reference_arms import FullContextClient
 
     _no_llm("full_context", llm)
@@ -307,7 +311,7 @@ def _open_full_context(workdir: Path, llm: str | None, top_k: int,
 
 def _open_naive_rag(workdir: Path, llm: str | None, top_k: int,
                     threshold: float) -> FrameworkMemory:
-    from memlens.tooldrift.reference_arms import NaiveRagClient
+    from memlens.tooldrift.reference_arms import NaiveRagClient  # lazy: keeps memlens --help light
 
     _no_llm("naive_rag", llm)
     return FrameworkMemory("naive_rag", NaiveRagClient(), limit=top_k, threshold=threshold)

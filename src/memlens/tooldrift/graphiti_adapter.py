@@ -33,6 +33,7 @@ import numpy as np
 
 from memlens.envscope import scoped_environ
 from memlens.errors import MemlensError, missing_extra
+from memlens.ontology.embedding import CachedEncoder
 
 GRAPHITI_MIN_SCORE = 0.6
 """Graphiti's own cosine cut-off (``graphiti_core.search.search_utils.DEFAULT_MIN_SCORE``)."""
@@ -63,8 +64,6 @@ class GraphitiClient:
         except ImportError:
             raise missing_extra("graphiti-core[kuzu]", "memory") from None
         if encoder is None:
-            from memlens.ontology.embedding import CachedEncoder
-
             encoder = CachedEncoder()
         self.encoder, self.top_k, self.threshold = encoder, int(top_k), float(threshold)
 

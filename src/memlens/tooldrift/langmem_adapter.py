@@ -21,6 +21,7 @@ encodes again (deterministic, so the same items come back). LangMem's LLM extrac
 from __future__ import annotations
 
 from memlens.errors import MemlensError, missing_extra
+from memlens.ontology.embedding import CachedEncoder
 
 NAMESPACE = "memlens"
 
@@ -35,8 +36,6 @@ class LangMemClient:
         except ImportError:
             raise missing_extra("langmem", "memory") from None
         if encoder is None:
-            from memlens.ontology.embedding import CachedEncoder
-
             encoder = CachedEncoder()
         self.top_k = int(top_k)
         self._manage_tool, self._search_tool = create_manage_memory_tool, create_search_memory_tool

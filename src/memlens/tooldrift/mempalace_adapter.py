@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 
 from memlens.errors import MemlensError, missing_extra
+from memlens.models.keys import resolve_api_key
 from memlens.models.public import scrub_credentials
 
 MEMPALACE_VERSION = "3.11.0"
@@ -164,7 +165,6 @@ def _llm_request(llm: str) -> dict:
     if backend != "openai" or "@" not in name:
         raise MemlensError(f"--framework-llm '{llm}': MemPalace takes an OpenAI-compatible "
                            "model, written openai:MODEL@BASE_URL")
-    from memlens.models.keys import resolve_api_key
 
     model, base_url = name.split("@", 1)
     base_url = base_url.rstrip("/")

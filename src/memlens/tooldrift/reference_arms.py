@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from memlens.errors import MemlensError
+from memlens.ontology.embedding import CachedEncoder
 
 
 def _user_turns(messages: list[dict]) -> list[str]:
@@ -75,8 +76,6 @@ class NaiveRagClient(_VerbatimStore):
     def __init__(self, encoder=None):
         super().__init__()
         if encoder is None:
-            from memlens.ontology.embedding import CachedEncoder
-
             encoder = CachedEncoder()
         self.encoder = encoder
         """``encode(list[str]) -> L2-normalised vectors`` (``memlens.ontology.embedding``)."""

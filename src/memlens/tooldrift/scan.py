@@ -89,7 +89,7 @@ def scan_source(source: ToolSource, judge=None, store=None) -> ScanResult:
               for p in parameters(tool.name, tool.input_schema, f"{source.kind} '{source.target}'")]
     verdicts = [classify(p) for p in params]
     if judge is not None:
-        from memlens.tooldrift.scan_judge import review_verdicts
+        from memlens.tooldrift.scan_judge import review_verdicts  # lazy: keeps memlens --help light
 
         descriptions = {tool.name: tool.description for tool in source.tools}
         verdicts = review_verdicts(judge, params, verdicts, descriptions, store)

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from memlens.errors import MemlensError, missing_extra
+from memlens.models.keys import resolve_api_key
 from memlens.models.public import scrub_credentials
 
 DEFAULT_TOP_K = 5
@@ -88,8 +89,6 @@ class SimpleMemClient:
     @staticmethod
     def _make_llm_client(llm: str):
         from simplemem.utils.llm_client import LLMClient
-
-        from memlens.models.keys import resolve_api_key
 
         model, base_url = llm_endpoint(llm)
         key = resolve_api_key("OPENAI_API_KEY", base_url, "openai")
