@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memlens.errors import MemlensError
 from memlens.jsonreply import InvalidReply, ask_json, extract_json_object
 
 SCORE_SCHEMA = {
@@ -175,8 +176,6 @@ def require_judge(judge: str | None) -> str:
     'openai:gpt-4.1-mini'
     """
     if not judge:
-        from memlens.errors import MemlensError
-
         raise MemlensError("a judge model is required (--judge MODEL, e.g. "
                            "'openai:gpt-4.1-mini'); 'embedded' works for smoke runs only")
     return judge

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from memlens.errors import MemlensError
+from memlens.ontology import get_labeler
 from memlens.ontology.schema import symbol_sequence
 from memlens.steps import split_steps
 
@@ -17,7 +18,6 @@ from memlens.steps import split_steps
 def build_labeler(spec: str):
     """A labeler from a spec: ``"keyword"`` (trigger words), ``"embedded"`` (MiniLM) or a model
     string for the LLM labeler (``"openai:MODEL@URL"``, ``"fake"``…)."""
-    from memlens.ontology import get_labeler  # the one labeler factory
 
     return get_labeler(spec)
 

@@ -33,6 +33,11 @@ from pathlib import Path
 
 from memlens.envscope import scoped_environ
 from memlens.errors import MemlensError, missing_extra
+from memlens.jsonl import iter_json_objects, parse_json, read_text
+from memlens.mitigation.nltk_data import punkt_tab_root
+from memlens.models.modelstring import BACKENDS, split_model_string
+from memlens.ontology.gold import wilson_interval
+from memlens.rowkeys import derive_seed
 
 TASKS = {
     # name: (installed yaml relative to lm_eval/tasks, sample file, test split, column, metric)
@@ -150,14 +155,10 @@ def load_task_items(task: str, path: str | Path) -> list[dict]:
 
         rows, where = pd.read_parquet(source).to_dict("records"), "row"
     elif source.suffix == ".json":
-        from memlens.jsonl import parse_json, read_text
-
         rows, where = parse_json(read_text(source, f"{task} data"), str(source)), "item"
         if not isinstance(rows, list):
             raise MemlensError(f"{source}: expected a JSON list of {task} records")
     else:
-        from memlens.jsonl import iter_json_objects, read_text
-
         rows = [row for _, row in iter_json_objects(read_text(source, f"{task} data"),
                                                     str(source))]
         where = "line"
@@ -271,7 +272,6 @@ def task_inputs(tasks: list[str], *, data: str | Path | None = None,
                 seed: int = 0) -> list[TaskInput]:
     """The items of every task: from ``files`` / ``data`` (seeded ``limit`` subset), else the
     shipped smoke-test sample."""
-    from memlens.rowkeys import derive_seed
 
     inputs = []
     for task in tasks:
@@ -313,8 +313,6 @@ def lm_eval_model(model_string: str) -> tuple[str, dict] | None:
     if backend == "vllm" and name:
         return "vllm", {"pretrained": name}
     if backend == "openai" and name:
-        from memlens.models.modelstring import split_model_string
-
         model, base_url = split_model_string(name)
         if not base_url:
             base_url = "https://api.openai.com/v1"
@@ -329,8 +327,6 @@ def _model_args_text(args: dict) -> str:
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:
-    from memlens.ontology.gold import wilson_interval
-
     return wilson_interval(k, n)
 
 
@@ -387,8 +383,6 @@ def run_capability(model: str, tasks: list[str], *, data: str | Path | None = No
     """
     import tempfile
 
-    from memlens.models.modelstring import BACKENDS
-
     if model.partition(":")[0] not in BACKENDS:
         model = f"hf:{model}"  # a bare local folder (the former signature)
     adapter = lm_eval_model(model)
@@ -406,8 +400,6 @@ def run_capability(model: str, tasks: list[str], *, data: str | Path | None = No
         environment = dict(offline)
         nltk_root = None
         if "ifeval" in tasks:
-            from memlens.mitigation.nltk_data import punkt_tab_root
-
             nltk_root, _ = punkt_tab_root(scratch)
             if nltk_root is not None:
                 environment["NLTK_DATA"] = os.pathsep.join(

@@ -17,9 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
+from memlens.engine import run_requests
 from memlens.errors import MemlensError
 from memlens.fileio import atomic_write_text, output_dir
+from memlens.mitigation.datasets_io import save_dataset
 from memlens.mitigation.judging import first_json_object, require_judge
+from memlens.mitigation.labeling import build_labeler
+from memlens.models import ChatModel, ChatRequest, ChatResponse, GenerationParams, get_model
 from memlens.ontology.schema import symbol_sequence
 from memlens.pydantic_config import (
     Count,
@@ -30,6 +34,12 @@ from memlens.pydantic_config import (
     Temperature,
     config_dataclass,
 )
+from memlens.questions import load_questions
+from memlens.rowkeys import derive_seed as sample_seed
+from memlens.runmanifest import content_sha256, open_run_manifest
+from memlens.steps import REASONING_INSTRUCTION, split_steps
+from memlens.stimuli import inject, load_stimuli
+from memlens.store import RunStore
 
 PICK_PROMPT = """Below are {count} candidate answers to a question. Pick the one that best follows
 the instruction (numbered reasoning steps, then a final answer), is most helpful, and whose steps
@@ -90,7 +100,6 @@ def parse_pick(text: str, count: int) -> int | None:
 def irrelevant_stimuli(path: str | None):
     """Persona and noise stimuli (the irrelevant interventions g); ``MemlensError`` when the
     catalogue has none (every reference row draws one)."""
-    from memlens.stimuli import load_stimuli
 
     chosen = [s for s in load_stimuli(path) if s.stimulus_class in ("persona", "noise")]
     if not chosen:
@@ -102,13 +111,6 @@ def irrelevant_stimuli(path: str | None):
 def build_references(config: ReferenceConfig, out: Path, *, progress: bool = True,
                      models: dict | None = None, labeler=None) -> dict:
     """Build the reference data set under ``out``; returns the report (counts)."""
-    from memlens.engine import run_requests
-    from memlens.mitigation.datasets_io import save_dataset
-    from memlens.mitigation.labeling import build_labeler
-    from memlens.models import ChatModel, get_model
-    from memlens.questions import load_questions
-    from memlens.runmanifest import content_sha256, open_run_manifest
-    from memlens.store import RunStore
 
     models = models or {}
     questions = load_questions(config.questions)[: config.limit]
@@ -149,9 +151,6 @@ def build_references(config: ReferenceConfig, out: Path, *, progress: bool = Tru
 
 def candidate_requests(config: ReferenceConfig, questions) -> list:
     """``candidates`` sampled requests per question (tagged-format instruction, no memory)."""
-    from memlens.models import ChatRequest, GenerationParams
-    from memlens.rowkeys import derive_seed as sample_seed
-    from memlens.steps import REASONING_INSTRUCTION
 
     requests = []
     for question in questions:
@@ -165,8 +164,6 @@ def candidate_requests(config: ReferenceConfig, questions) -> list:
 
 def judge_picks(judge, questions, texts, store, seed: int, progress: bool):
     """The judge's pick per question (None when no candidate has text) and the invalid count."""
-    from memlens.engine import run_requests
-    from memlens.models import ChatRequest, ChatResponse, GenerationParams
 
     asked = [q for q, answers in enumerate(texts) if any(answers)]
     requests = [ChatRequest(tuple(pick_messages(questions[q].text, texts[q])), GenerationParams(
@@ -187,8 +184,6 @@ def judge_picks(judge, questions, texts, store, seed: int, progress: bool):
 
 def reference_row(question, stimulus, labels: list[str], text: str) -> dict:
     """One data set row: the perturbed training prompt and the reference trajectory."""
-    from memlens.steps import REASONING_INSTRUCTION
-    from memlens.stimuli import inject
 
     prompt = inject(f"{question.text}\n\n{REASONING_INSTRUCTION}", stimulus, mode="prefix")
     return {"prompt": prompt, "reference": list(labels), "question_id": question.id,
@@ -200,13 +195,9 @@ def _text(outcome) -> str:
 
 
 def _steps(text: str) -> list[str]:
-    from memlens.steps import split_steps
-
     return [step.text for step in split_steps(text).steps]
 
 
 def _draw(seed: int, question_id: str, count: int) -> int:
-    from memlens.rowkeys import derive_seed as sample_seed
-
     return int(np.random.default_rng(sample_seed(seed, question_id, "stimulus", 0))
                .integers(count))

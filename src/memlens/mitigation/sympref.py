@@ -16,8 +16,10 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from memlens.engine import run_requests
 from memlens.errors import MemlensError
 from memlens.fileio import atomic_write_text, output_dir
+from memlens.mitigation.datasets_io import save_dataset
 from memlens.mitigation.judging import (
     SCORE_SCHEMA,
     JudgeScore,
@@ -29,6 +31,7 @@ from memlens.mitigation.judging import (
 from memlens.mitigation.mixing import mix_general, read_general
 from memlens.mitigation.personas import Persona, load_personas, sample_personas
 from memlens.mitigation.rewrite import finish_rewrite, rewrite_messages
+from memlens.models import ChatRequest, ChatResponse, GenerationParams, ModelCallError, get_model
 from memlens.pydantic_config import (
     Count,
     CountOrZero,
@@ -41,6 +44,11 @@ from memlens.pydantic_config import (
     UnitFraction,
     config_dataclass,
 )
+from memlens.questions import load_questions
+from memlens.rowkeys import derive_seed, join_key
+from memlens.runmanifest import content_sha256, open_run_manifest
+from memlens.steps import REASONING_INSTRUCTION
+from memlens.store import RunStore
 
 
 @config_dataclass
@@ -83,7 +91,6 @@ def prompt_messages(persona: Persona, question: str, with_instruction: bool) -> 
     >>> prompt_messages(Persona("a", "age", "I'm 82."), "Move?", False)
     [{'role': 'user', 'content': "I'm 82.\\n\\nMove?"}]
     """
-    from memlens.steps import REASONING_INSTRUCTION
 
     user = {"role": "user", "content": f"{persona.text}\n\n{question}"}
     return [{"role": "system", "content": REASONING_INSTRUCTION}, user] if with_instruction \
@@ -91,15 +98,11 @@ def prompt_messages(persona: Persona, question: str, with_instruction: bool) -> 
 
 
 def _seed(seed: int, *parts: object) -> int:
-    from memlens.rowkeys import derive_seed
-
     return derive_seed(seed, *parts)
 
 
 def candidate_plan(config: SymPrefConfig, questions, personas: list[Persona]) -> list[dict]:
     """One entry per candidate: ids, arm, sample index and its chat request."""
-    from memlens.models import ChatRequest, GenerationParams
-    from memlens.rowkeys import join_key
 
     plan = []
     for question in questions:
@@ -127,7 +130,6 @@ def judge_candidates(plan: list[dict], outcomes: list, judge, store, seed: int,
                      progress: bool) -> list[dict]:
     """Score every answered candidate (an invalid judge reply is repaired once); returns
     storable rows with text, scores and verdict."""
-    from memlens.models import ChatRequest, GenerationParams, ModelCallError
 
     params = GenerationParams(temperature=0.0, max_tokens=200, seed=seed, json_schema=SCORE_SCHEMA)
     rows, requests = [], []
@@ -171,8 +173,6 @@ def select_pairs(rows: list[dict], pairs_per_prompt: int) -> list[tuple[dict, di
 
 def rewrite_pairs(pairs, rewriter, store, seed: int, max_tokens: int, progress: bool):
     """Rewrite both sides of each pair; returns dataset rows and rewrite-outcome counts."""
-    from memlens.engine import run_requests
-    from memlens.models import ChatRequest, ChatResponse, GenerationParams
 
     params = GenerationParams(temperature=0.0, max_tokens=max_tokens, seed=seed)
     requests = [ChatRequest(tuple(rewrite_messages(row["question"], row["text"], role)), params,
@@ -209,12 +209,6 @@ def build_sympref(config: SymPrefConfig, out: Path, *, progress: bool = True,
     """Build the data set under ``out`` (``dataset/``, ``train.jsonl``, ``test.jsonl``,
     ``sympref_report.json``); returns the report. ``models`` may give ready model objects for
     the roles ``model`` / ``judge`` / ``rewriter`` (tests); otherwise model strings are used."""
-    from memlens.engine import run_requests
-    from memlens.mitigation.datasets_io import save_dataset
-    from memlens.models import get_model
-    from memlens.questions import load_questions
-    from memlens.runmanifest import content_sha256, open_run_manifest
-    from memlens.store import RunStore
 
     models = models or {}
     questions = load_questions(config.questions)[: config.limit]

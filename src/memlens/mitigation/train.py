@@ -24,6 +24,7 @@ from memlens.mitigation.config import (
     to_trl_kwargs,
 )
 from memlens.mitigation.datasets_io import load_training_data
+from memlens.models.fingerprint import fingerprint_path
 
 
 @dataclass
@@ -105,7 +106,7 @@ def train_grpo(model, data, output_dir: str | Path, settings: GRPOSettings | Non
                rewards: list | None = None, tokenizer=None, callbacks=None) -> TrainingResult:
     """GRPO on ``data`` (columns ``prompt`` and the reference column) with ``rewards``
     (default: ``paper_rewards(settings.rewards, settings.labeler)``)."""
-    from memlens.mitigation.rewards import paper_rewards
+    from memlens.mitigation.rewards import paper_rewards  # lazy: pulls numba
 
     settings = settings or GRPOSettings()
     rewards = rewards or paper_rewards(settings.rewards, settings.labeler,
@@ -144,8 +145,6 @@ def train_dpo(model, data, output_dir: str | Path, settings: DPOSettings | None 
 
 def _finish(trainer, settings: TrainingSettings, output_dir: str | Path, train_rows: int,
             test_rows: int, dropped: int, model=None) -> TrainingResult:
-    from memlens.models.fingerprint import fingerprint_path
-
     base = fingerprint_path(model) if isinstance(model, str | Path) else None
     trainer.train()
     output = Path(output_dir)
