@@ -28,7 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memlens.engine import run_requests
 from memlens.jsonl import MAX_DEPTH, _finite_float, _refuse_constant, _too_deep
+from memlens.models.base import ChatRequest
 
 MAX_REPLY_CHARS = 1_000_000
 """Longest reply text searched for a JSON object (longer replies are refused as too large)."""
@@ -197,7 +199,6 @@ def repair_request(request, reply: str, problem: str,
                    repair_prompt: str = DEFAULT_REPAIR_PROMPT):
     """``request`` continued with the invalid ``reply`` and a user turn naming ``problem``:
     ``[*messages, assistant reply, user repair_prompt]`` (same parameters, tag + "/repair")."""
-    from memlens.models.base import ChatRequest
 
     messages = (*request.messages, {"role": "assistant", "content": reply or ""},
                 {"role": "user", "content": repair_prompt.replace("{problem}", problem)})
@@ -237,7 +238,6 @@ def ask_json(model, requests: Sequence,
     ({'a': 1}, True, 'Your reply was invalid: no JSON object in the reply. Reply again with \
 only the JSON object.')
     """
-    from memlens.engine import run_requests
 
     requests = list(requests)
     validators = [validate] * len(requests) if callable(validate) else list(validate)

@@ -18,6 +18,7 @@ import hashlib
 import json
 
 from memlens.errors import MemlensError
+from memlens.models.fingerprint import config_fingerprints
 from memlens.models.modelstring import public_model_string
 
 VERSIONED = ("numpy", "scipy", "pandas", "numba", "xllamacpp", "sentence-transformers",
@@ -81,7 +82,6 @@ def open_run_manifest(store, section: str, config: dict, *, runtime_only=frozens
     Returns the entry written: ``{"config": …, "inputs": …, "versions": …,
     "model_fingerprints": …}`` (the last: ``memlens.models.fingerprint.config_fingerprints``).
     """
-    from memlens.models.fingerprint import config_fingerprints
 
     entry = {"config": _public(dict(config)), "inputs": _public(dict(inputs or {})),
              "versions": package_versions(),

@@ -41,7 +41,10 @@ from memlens.audit.simulate import (
     ontology_symbols,
     simulate_run,
 )
+from memlens.gate.policy import Policy
+from memlens.gate.rules import RunStats, evaluate
 from memlens.ontology.gold import wilson_interval
+from memlens.stats.direction import direction_profile
 
 PERSONA_WEIGHT = 0.5
 """Mixing weight of a planted persona effect (≈ +10–15 % DTW elevation: half the paper's
@@ -72,7 +75,7 @@ class Rate:
 
 
 def _analyze(run: SimulatedRun, seed: int, n_bootstrap: int):
-    from memlens.stats import analyze
+    from memlens.stats import analyze  # lazy: pulls scipy
 
     return analyze(run.frame, metrics=["dtw", "sri"], seed=seed, n_bootstrap=n_bootstrap,
                    mixed_model=False)
@@ -85,7 +88,7 @@ def _detected(stats, category: str) -> bool:
 
 
 def _pair_frame(run: SimulatedRun):
-    from memlens.audit.howdrift import pair_frame
+    from memlens.audit.howdrift import pair_frame  # lazy: pulls scipy
 
     return pair_frame(run.frame, run.pairs)
 
@@ -118,7 +121,6 @@ def direction_decisions(design: Design, replicates: int, *, seed: int = 0,
                         n_bootstrap: int = 500) -> list[Rate]:
     """Direction flags: a directional effect planted on ``age`` (toward one symbol in every
     question); how often another category is flagged, and how often age is."""
-    from memlens.stats.direction import direction_profile
 
     symbols, root_of = ontology_symbols()
     null_categories = (set(design.noise) | set(design.persona)) - {"age"}
@@ -141,7 +143,7 @@ def contrast_decisions(design: Design, replicates: int, *, seed: int = 0,
                        n_bootstrap: int = 500) -> list[Rate]:
     """Value contrasts (designs with ≥ 2 values per category): values treated alike under
     memory-added variability, and one value of age planted apart."""
-    from memlens.audit.howdrift import contrast_section
+    from memlens.audit.howdrift import contrast_section  # lazy: pulls scipy
 
     boot = {"n_bootstrap": n_bootstrap}
     null_hits = planted_hits = 0
@@ -167,9 +169,7 @@ def gate_decisions(design: Design, replicates: int, *, seed: int = 0, n_bootstra
     """``memlens gate CANDIDATE --baseline BASELINE`` with the default policy (and with Δ d_rel
     for comparison): baseline and candidate are sampled with different seeds on the same
     questions; the candidate has the same age effect (false alarm) or a doubled one (power)."""
-    from memlens.audit.compare import compare_frames, validity_of
-    from memlens.gate.policy import Policy
-    from memlens.gate.rules import RunStats, evaluate
+    from memlens.audit.compare import compare_frames, validity_of  # lazy: pulls scipy
 
     counts: Counter[tuple[str, str, str]] = Counter()
     for r in range(replicates):

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memlens.audit.results import load_audit_run
+from memlens.errors import MemlensError
 from memlens.gate.policy import Policy
 from memlens.gate.rules import GateResult, RunStats, evaluate
+from memlens.tooldrift.results import parse_summary
 
 
 def run_gate(policy: Policy, run_dir: str | Path | None = None, *,
@@ -13,7 +16,6 @@ def run_gate(policy: Policy, run_dir: str | Path | None = None, *,
              tooldrift_baseline_dir: str | Path | None = None) -> GateResult:
     """Read the audit run (and baseline) through read-only stores and the tool-drift summaries,
     build the paired comparisons the rules need, and evaluate (``memlens.gate.rules``)."""
-    from memlens.errors import MemlensError
 
     if baseline_dir is not None and run_dir is None:
         raise MemlensError("gate: --baseline needs an audit RUN to compare with it")
@@ -24,8 +26,7 @@ def run_gate(policy: Policy, run_dir: str | Path | None = None, *,
     labels: dict[str, str] = {}
     stats = baseline_stats = comparison = summary = td_comparison = None
     if run_dir is not None:
-        from memlens.audit.compare import compare_audits
-        from memlens.audit.results import load_audit_run
+        from memlens.audit.compare import compare_audits  # lazy: pulls scipy
 
         run = load_audit_run(run_dir)
         labels["run"] = str(run_dir)
@@ -38,8 +39,7 @@ def run_gate(policy: Policy, run_dir: str | Path | None = None, *,
                 comparison = compare_audits(base, run, labels=(labels["baseline"], labels["run"]),
                                             seed=policy.seed, n_bootstrap=policy.n_bootstrap)
     if tooldrift_dir is not None:
-        from memlens.tooldrift.compare import compare_tooldrift, load_summary
-        from memlens.tooldrift.results import parse_summary
+        from memlens.tooldrift.compare import compare_tooldrift, load_summary  # lazy: pulls scipy
 
         document = load_summary(tooldrift_dir)
         labels["tooldrift"] = str(tooldrift_dir)

@@ -10,6 +10,8 @@ an inspect run sends exactly the messages and parameters ``memlens audit`` sends
 from __future__ import annotations
 
 from memlens.audit.config import AuditConfig
+from memlens.audit.generate import build_request
+from memlens.audit.pipeline import plan_cells
 
 SAMPLE_KEYS = ("question_id", "stimulus_id", "condition_class", "category", "sample")
 """Cell fields copied into every sample's metadata (besides ``cell_id`` and ``generation``)."""
@@ -35,9 +37,6 @@ def audit_samples(config: AuditConfig) -> tuple[list, dict]:
     """Every cell of the audit as an inspect ``Sample`` (id = the cell id), and the inputs entry
     of memlens's manifest (counts and content hashes of questions, stimuli and ontology)."""
     from inspect_ai.dataset import Sample
-
-    from memlens.audit.generate import build_request
-    from memlens.audit.pipeline import plan_cells
 
     cells, inputs = plan_cells(config)
     samples = []

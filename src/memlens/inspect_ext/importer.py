@@ -15,8 +15,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memlens.audit.labels import LABELS_TABLE
+from memlens.audit.pipeline import check_manifest, plan_cells, run_audit
 from memlens.errors import MemlensError
 from memlens.inspect_ext.logread import LoggedAudit, read_audit_log
+from memlens.inspect_ext.replay import LoggedReplies
+from memlens.rowkeys import join_key
+from memlens.store import RunStore
+from memlens.tooldrift.loader import load_dataset
+from memlens.tooldrift.schema import CONDITIONS
 
 INPUT_HASHES = ("questions_sha256", "stimuli_sha256", "ontology_sha256", "memory_template_sha256")
 TOOLDRIFT_HASHES = ("entries_sha256", "rubrics_sha256")
@@ -47,10 +54,6 @@ def import_inspect_log(log: str | Path | LoggedAudit, run_dir: str | Path, *,
     """Import a ``memlens/reasoning_drift`` log (a path, or the log already read) into
     ``run_dir``; returns memlens's ``AuditResult`` (a ``memlens/tool_drift`` log: MemlensError
     pointing to :func:`import_tooldrift_log`)."""
-    from memlens.audit.labels import LABELS_TABLE
-    from memlens.audit.pipeline import check_manifest, plan_cells, run_audit
-    from memlens.inspect_ext.replay import LoggedReplies
-    from memlens.store import RunStore
 
     logged = log if isinstance(log, LoggedAudit) else read_audit_log(log)
     log_path = logged.path
@@ -74,12 +77,8 @@ def import_tooldrift_log(logged: LoggedAudit, run_dir: str | Path, *,
                          progress: bool = True):
     """Import a read ``memlens/tool_drift`` log into ``run_dir`` through ``run_tooldrift``;
     returns its summary (``memlens.tooldrift.results.ToolDriftSummary``, ``tooldrift.json``)."""
-    from memlens.inspect_ext.replay import LoggedReplies
-    from memlens.rowkeys import join_key
-    from memlens.store import RunStore
-    from memlens.tooldrift.loader import load_dataset
+    # lazy: pulls scipy
     from memlens.tooldrift.runner import RunConfig, dataset_inputs, run_tooldrift, select_entries
-    from memlens.tooldrift.schema import CONDITIONS
 
     settings = dict(logged.config)
     dataset = load_dataset(settings.pop("data", None))

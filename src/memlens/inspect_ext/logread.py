@@ -14,7 +14,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memlens.audit.config import build_config
 from memlens.errors import MemlensError, missing_extra
+from memlens.inspect_ext.replytext import raw_tool_calls, reply_text
+from memlens.models.public import public_base_url
 
 TASK_FORMAT = 1
 """The log layout this reader understands (``memlens.inspect_ext.tasks.TASK_FORMAT``)."""
@@ -107,7 +110,6 @@ def _tool_calls(output) -> tuple[tuple[str, str], ...]:
 def _reply(sample) -> LoggedReply:
     if sample.error is not None:
         return LoggedReply(error=f"inspect sample error: {str(sample.error.message)[:300]}")
-    from memlens.inspect_ext.replytext import raw_tool_calls, reply_text
 
     output = sample.output
     usage = output.usage if output else None
@@ -130,15 +132,12 @@ def _labels_row(sample) -> dict | None:
 
 
 def _public_url(url: str | None) -> str | None:
-    from memlens.models.public import public_base_url
-
     return public_base_url(url) if url else None
 
 
 def read_audit_log(path: str | Path) -> LoggedAudit:
     """Read and check a ``memlens/reasoning_drift`` or ``memlens/tool_drift`` log (see the
     module docstring)."""
-    from memlens.audit.config import build_config
 
     log = read_log(path)
     metadata = log.eval.metadata or {}

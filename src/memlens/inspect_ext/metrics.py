@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from inspect_ai.scorer import Metric, SampleScore, metric
 
+from memlens.audit.drift import aggregate_pairs, drift_pairs, score_pairs
+
 CLASSES = ("control", "noise", "persona", "life_event")
 
 
@@ -25,7 +27,6 @@ def drift_by_class(metadata: list[dict], baselines: int) -> dict[str, float]:
     >>> drift_by_class(rows, 2)  # ac vs ab: one substitution in two steps
     {'control_dtw': 0.0, 'control_n': 2, 'persona_dtw': 0.5, 'persona_n': 1}
     """
-    from memlens.audit.drift import aggregate_pairs, drift_pairs, score_pairs
 
     steps = [{"id": m["cell_id"], "question_id": m["question_id"],
               "stimulus_id": m["stimulus_id"], "sample": m["sample"],

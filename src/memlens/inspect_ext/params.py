@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memlens.audit.config import load_config
 from memlens.errors import MemlensError
 
 NOT_TASK_PARAMETERS = {
@@ -38,7 +39,6 @@ def task_config(preset: str | None = DEFAULT_PRESET, config: str | None = None,
     ...
     memlens.errors.MemlensError: task parameter 'model' cannot be set: the audited model is inspect's --model
     """
-    from memlens.audit.config import load_config
 
     for key in parameters:
         if key in NOT_TASK_PARAMETERS:

@@ -17,7 +17,12 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
 from memlens.audit.config import AuditConfig
+from memlens.audit.labels import steps_digest
 from memlens.inspect_ext.metrics import class_drift
+from memlens.inspect_ext.replytext import reply_text
+from memlens.ontology import UNLABELED, get_labeler, load_ontology
+from memlens.ontology.schema import symbol_sequence
+from memlens.steps import split_steps
 
 DEFAULT_LABELER = AuditConfig.model_fields["labeler"].default
 """memlens's default audit labeler (the task passes the resolved setting)."""
@@ -37,7 +42,6 @@ class SharedLabeler:
 
     def label(self, steps: list[str]) -> tuple[list[str], bool]:
         """One symbol id (or ``unlabeled``) per step, and whether the labeler's call failed."""
-        from memlens.ontology import UNLABELED, get_labeler, load_ontology
 
         with self._lock:
             if self._labeler is None:
@@ -59,11 +63,6 @@ def reasoning_steps(labeler: str = DEFAULT_LABELER, ontology: str | None = None,
 
     async def score(state: TaskState, target: Target) -> Score:
         from inspect_ai.log import transcript
-
-        from memlens.audit.labels import steps_digest
-        from memlens.inspect_ext.replytext import reply_text
-        from memlens.ontology.schema import symbol_sequence
-        from memlens.steps import split_steps
 
         text = reply_text(state.output.message if state.output else None, transcript().events)
         split = split_steps(text or "")

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
+from memlens import __version__
 from memlens.inspect_ext.dataset import audit_samples
 from memlens.inspect_ext.params import DEFAULT_PRESET, task_config
 from memlens.inspect_ext.scorer import reasoning_steps
 from memlens.inspect_ext.solver import memlens_generate
+from memlens.inspect_ext.tokens import ensure_token_encoding
+from memlens.inspect_ext.tool_dataset import tooldrift_samples
 from memlens.inspect_ext.tool_scorer import tool_arguments
 from memlens.inspect_ext.tool_solver import memlens_tool_call
+from memlens.models.modelstring import public_config
+from memlens.tooldrift.loader import load_dataset
 
 TASK_FORMAT = 1
 """Version of the task's log layout (metadata keys) that ``memlens import-inspect`` reads."""
@@ -43,9 +48,6 @@ def reasoning_drift(preset: str | None = DEFAULT_PRESET, config: str | None = No
     """
     settings = {key: value for key, value in locals().items()  # the parameters only
                 if key not in ("preset", "config") and value is not None}
-    from memlens import __version__
-    from memlens.inspect_ext.tokens import ensure_token_encoding
-    from memlens.models.modelstring import public_config
 
     audit = task_config(preset, config, **settings)
     samples_, inputs = audit_samples(audit)
@@ -66,11 +68,7 @@ def tool_drift(k: int = 5, limit: int | None = None, seed: int = 0, temperature:
     every entry × {base, neutral, biased} memory × ``k`` calls through inspect's tool calling.
     The parameters are ``memlens tooldrift run``'s (``data``: a MemDrift folder, default the
     bundled sample; ``limit``: the first N entries)."""
-    from memlens import __version__
-    from memlens.inspect_ext.tokens import ensure_token_encoding
-    from memlens.inspect_ext.tool_dataset import tooldrift_samples
-    from memlens.tooldrift.loader import load_dataset
-    from memlens.tooldrift.runner import RunConfig, dataset_inputs
+    from memlens.tooldrift.runner import RunConfig, dataset_inputs  # lazy: pulls scipy
 
     config = RunConfig(k=k, limit=limit, seed=seed, temperature=temperature,
                        max_tokens=max_tokens, tool_choice=tool_choice, n_bootstrap=n_bootstrap)

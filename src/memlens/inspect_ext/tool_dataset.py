@@ -10,6 +10,8 @@ does (``--tool-choice entry``).
 from __future__ import annotations
 
 from memlens.inspect_ext.dataset import chat_messages
+from memlens.rowkeys import join_key
+from memlens.tooldrift.schema import CONDITIONS
 
 
 def tooldrift_samples(config, dataset) -> list:
@@ -17,14 +19,12 @@ def tooldrift_samples(config, dataset) -> list:
     ``entry|condition|k``); ``config`` is a ``memlens.tooldrift.runner.RunConfig``."""
     from inspect_ai.dataset import Sample
 
-    from memlens.rowkeys import join_key
-    from memlens.tooldrift.runner import (
+    from memlens.tooldrift.runner import (  # lazy: pulls scipy
         ENTRY_TOOL,
         build_messages,
         check_tool_choice,
         select_entries,
     )
-    from memlens.tooldrift.schema import CONDITIONS
 
     entries = select_entries(dataset, config.limit)
     check_tool_choice(config.tool_choice, entries)

@@ -79,8 +79,8 @@ def dtw_path_batch(a, b) -> PathBatch:
     >>> paths.lengths.tolist(), list(zip(paths.i.tolist(), paths.j.tolist()))[:3]
     ([3, 2, 0], [(0, 0), (1, 0), (2, 1)])
     """
-    from memlens.metrics._path_kernels import fill_paths
-    from memlens.metrics.batch import _pair_arrays
+    from memlens.metrics._path_kernels import fill_paths  # lazy: pulls numba
+    from memlens.metrics.batch import _pair_arrays  # lazy: pulls numba
 
     codes_a, len_a, codes_b, len_b, _ = _pair_arrays(a, b)
     slots = np.where((len_a > 0) & (len_b > 0), len_a + len_b - 1, 0)

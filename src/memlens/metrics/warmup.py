@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import threading
 
+from memlens.metrics.path import dtw_path_batch
+
 
 def _compile_drift_kernels() -> None:
     """Call ``drift_batch`` and ``dtw_path_batch`` once on a tiny encoded pair: the same argument
@@ -18,7 +20,6 @@ def _compile_drift_kernels() -> None:
     # Imported here, on the warm-up thread: importing numba is part of what it takes off the caller.
     from memlens.metrics.batch import drift_batch  # lazy: pulls numba
     from memlens.metrics.encoding import encode_pairs  # lazy: pulls numba
-    from memlens.metrics.path import dtw_path_batch  # lazy: pulls numba
 
     a, b = encode_pairs([["a", "b"], []], [["b"], ["a"]])
     drift_batch(a, b)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from memlens.errors import MemlensError, missing_extra
+from memlens.jsonl import read_bytes
 from memlens.ontology.abstention import abstain_mask, prototype_extras
 from memlens.ontology.embedding import CachedEncoder
 from memlens.ontology.schema import UNLABELED, Ontology, Symbol
@@ -259,7 +260,6 @@ class LinearClassifier:
     def load(cls, path: str | Path) -> tuple[LinearClassifier, str]:
         """(classifier, ontology sha256) from a file written by ``save``; ``MemlensError`` for
         anything else (old pickles are refused unread, with how to convert them)."""
-        from memlens.jsonl import read_bytes  # size-checked before reading
 
         data = read_bytes(path, "classifier file", MAX_CLASSIFIER_BYTES)
         if data[:1] == b"\x80":
@@ -322,8 +322,6 @@ def convert_pickle_classifier(old: str | Path, new: str | Path, *, trust_pickle:
         raise MemlensError(f"converting {old} unpickles it, which runs any code the file holds; "
                            "pass --trust-pickle only for a file you made yourself")
     import pickle
-
-    from memlens.jsonl import read_bytes
 
     data = read_bytes(old, "pickled classifier", MAX_CLASSIFIER_BYTES)
     try:

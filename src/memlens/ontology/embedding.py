@@ -9,6 +9,7 @@ import hashlib
 import numpy as np
 
 from memlens.errors import MemlensError, missing_extra
+from memlens.models.cpu import auto_threads
 
 
 @functools.lru_cache(maxsize=1)
@@ -44,8 +45,6 @@ def torch_threads():
     restore its setting afterwards: torch's default (every core) runs slower than one thread
     when other work shares the cores."""
     import torch
-
-    from memlens.models.cpu import auto_threads
 
     before = torch.get_num_threads()
     torch.set_num_threads(auto_threads())

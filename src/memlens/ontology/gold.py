@@ -22,7 +22,8 @@ import numpy as np
 
 from memlens.errors import MemlensError
 from memlens.ontology.agreement import cohen_kappa
-from memlens.ontology.label_files import read_jsonl
+from memlens.ontology.label_files import label_rows, read_jsonl
+from memlens.ontology.load import load_ontology
 from memlens.ontology.schema import UNLABELED, Ontology
 
 GOLD_FILE = "gold_embedded_steps.jsonl"
@@ -38,7 +39,6 @@ def bundled_path(name: str = GOLD_FILE) -> Path:
 def load_gold(path: str | Path | None = None, ontology: Ontology | None = None) -> list[dict]:
     """Validated gold rows (default: the bundled gold set); ``MemlensError`` naming the row for
     an unknown root or subcategory, or a subcategory that is not under the row's root."""
-    from memlens.ontology.load import load_ontology
 
     ontology = ontology or load_ontology()
     path = path or bundled_path()
@@ -153,7 +153,6 @@ def score_labeler(labeler, gold_rows: list[dict], ontology: Ontology, seed: int 
     """Label the gold rows' texts with ``labeler`` (one response per row's ``response_id`` if
     any, else one step per response) and score them with ``score_labels``; the report also
     carries ``labeler`` (its ``labeler_id``) and ``predicted`` (one label per row)."""
-    from memlens.ontology.label_files import label_rows
 
     steps = [{key: row[key] for key in ("id", "text", "response_id") if key in row}
              for row in gold_rows]

@@ -5,6 +5,10 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from memlens.errors import MemlensError
+from memlens.models import get_model
+from memlens.ontology.embedded_labeler import EmbeddedLabeler
+from memlens.ontology.keyword_labeler import KeywordLabeler
+from memlens.ontology.llm_labeler import LLMLabeler
 from memlens.ontology.load import load_ontology
 from memlens.ontology.schema import UNLABELED, Ontology
 
@@ -64,17 +68,11 @@ def get_labeler(spec: str, ontology: Ontology | None = None, store=None, **optio
     """
     ontology = ontology or load_ontology()
     if spec == "keyword":
-        from memlens.ontology.keyword_labeler import KeywordLabeler
-
         if options:
             raise MemlensError(f"labeler 'keyword' takes no options (got {', '.join(options)})")
         return KeywordLabeler(ontology)
     if is_embedded(spec):
-        from memlens.ontology.embedded_labeler import EmbeddedLabeler
-
         return EmbeddedLabeler(ontology, **{**EMBEDDED_SPECS[spec], **options})
-    from memlens.models import get_model
-    from memlens.ontology.llm_labeler import LLMLabeler
 
     model = get_model(spec.removeprefix("llm:"), **options.pop("model_options", {}))
     return LLMLabeler(model, ontology, store=store, **options)

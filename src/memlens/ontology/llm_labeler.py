@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 
+from memlens.engine.plan import CHARS_PER_TOKEN
+from memlens.errors import MemlensError
+from memlens.jsonreply import ask_json
 from memlens.models.base import ChatModel, ChatRequest, GenerationParams
 from memlens.ontology.prompting import REPAIR_PROMPT, label_messages, parse_labels, reply_schema
 from memlens.ontology.schema import UNLABELED, Ontology
@@ -50,7 +53,6 @@ def fitting_chunks(fixed_chars: int, step_chars: list[int], context: int | None)
     >>> fitting_chunks(400, [400] * 4, 450)  # 100 + 2 x 100 prompt + 16 + 2 x 24 reply <= 405
     [range(0, 2), range(2, 4)]
     """
-    from memlens.engine.plan import CHARS_PER_TOKEN
 
     def tokens(chars: int, steps: int) -> int:
         return -(-chars // CHARS_PER_TOKEN) + REPLY_TOKENS + REPLY_TOKENS_PER_STEP * steps
@@ -67,8 +69,6 @@ def fitting_chunks(fixed_chars: int, step_chars: list[int], context: int | None)
             start, chars = index, fixed_chars
         chars += size
         if tokens(chars, index + 1 - start) > context:
-            from memlens.errors import MemlensError
-
             raise MemlensError(
                 f"the LLM labeler's prompt for one step needs ~{tokens(chars, 1):,} tokens, more "
                 f"than the labeling model's context of {context:,}: use a model or server with "
@@ -112,7 +112,6 @@ class LLMLabeler:
 
     def label(self, responses: list[list[str]]) -> list[list[str]]:
         """One symbol id (or ``unlabeled``) per step of every response."""
-        from memlens.jsonreply import ask_json
 
         results: list[list[str]] = [[] for _ in responses]
         self.failed_calls = set()

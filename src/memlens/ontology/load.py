@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from memlens.errors import MemlensError
+from memlens.jsonl import parse_document, read_text
 from memlens.ontology.schema import Ontology
 
 DEFAULT_ONTOLOGY = "driftlens-v1"
@@ -36,7 +37,6 @@ def load_ontology(path: str | Path | None = None) -> Ontology:
         name = DEFAULT_ONTOLOGY if path is None else str(path)
         source = resources.files("memlens").joinpath("data", "ontology", f"{name}.json")
         return parse_ontology(source.read_text(encoding="utf-8"), f"bundled ontology {name}")
-    from memlens.jsonl import read_text  # size-checked before reading
 
     file = Path(path)
     text = read_text(file, "ontology file")
@@ -45,7 +45,6 @@ def load_ontology(path: str | Path | None = None) -> Ontology:
 
 def parse_ontology(text: str, source: str, yaml_syntax: bool = False) -> Ontology:
     """Parse and validate ontology text; ``source`` names it in error messages."""
-    from memlens.jsonl import parse_document  # depth / NaN / big-int / YAML-alias limits
 
     data = parse_document(text, source, yaml_syntax)
     if not isinstance(data, dict):

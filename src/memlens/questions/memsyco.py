@@ -28,6 +28,7 @@ from pathlib import Path
 from memlens.errors import MemlensError
 from memlens.jsonl import UniqueIds, iter_json_objects, read_text
 from memlens.questions.should_personalize import ID_PREFIX, ControlQuestion
+from memlens.stimuli.dialogue import DialogueStimulus
 
 TASK_FILES = {"contextual_scope_control": "contextual_scope_control.jsonl",
               "personalized_memory_use": "personalized_memory_use.jsonl"}
@@ -155,7 +156,6 @@ def control_questions(items: list[MemsycoItem]) -> list[MemsycoQuestion]:
 def dialogue_stimulus(question: MemsycoQuestion):
     """The question's own dialogue as a ``DialogueStimulus`` (class ``persona``, category
     ``memsyco``, id ``memsyco/<item id>``)."""
-    from memlens.stimuli.dialogue import DialogueStimulus
 
     item_id = question.id.split("/", 2)[-1]
     return DialogueStimulus.of(f"memsyco/{item_id}", CATEGORY, question.dialogue)

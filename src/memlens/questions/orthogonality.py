@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from memlens.errors import MemlensError
 from memlens.models.base import ChatRequest, GenerationParams
 from memlens.questions.json_rater import as_bool, extract_json_object, rate_json
+from memlens.rowkeys import join_key
 
 RATED_CLASSES = ("persona", "life_event")
 
@@ -78,7 +79,6 @@ class RelevanceRating:
 
 def pair_id(question_id: str, stimulus_id: str) -> str:
     """The id of one (question, stimulus) pair."""
-    from memlens.rowkeys import join_key
 
     return join_key(question_id, stimulus_id)
 

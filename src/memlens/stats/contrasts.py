@@ -85,7 +85,7 @@ def score_contrast_pairs(pairs: pd.DataFrame, responses: pd.DataFrame) -> pd.Dat
     scored in one compiled batch."""
     if pairs.empty:
         return pairs.assign(dtw=pd.Series(dtype=float), sri=pd.Series(dtype=float))
-    from memlens.metrics import drift_batch, encode
+    from memlens.metrics import drift_batch, encode  # lazy: pulls numba
 
     encoded = encode(responses["symbols"].tolist())
     row_a, row_b = pairs["row_a"].to_numpy(int), pairs["row_b"].to_numpy(int)

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from memlens.metrics.path import dtw_path_batch
 from memlens.stats.direction import MIN_QUESTIONS, flag_family, grouped_means, net_estimates
 from memlens.stats.table import FLOOR_CATEGORY
 
@@ -39,8 +40,7 @@ def path_cells(baselines: Sequence[Sequence[str]], compared: Sequence[Sequence[s
     >>> [(int(p), alphabet[i], alphabet[j], round(float(v), 3)) for p, i, j, v in zip(pair, a, b, w)]
     [(0, 'x', 'x', 0.333), (0, 'x', 'x', 0.333), (0, 'y', 'z', 0.333)]
     """
-    from memlens.metrics import encode_pairs
-    from memlens.metrics.path import dtw_path_batch
+    from memlens.metrics import encode_pairs  # lazy: pulls numba
 
     enc_a, enc_b = encode_pairs(baselines, compared)
     paths = dtw_path_batch(enc_a, enc_b)

@@ -50,6 +50,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memlens.errors import MemlensError
+from memlens.jsonl import parse_document, read_text
 
 MEMORY_FIELDS = ("memory", "memory_prefix", "memory_list", "memory_json")
 FIELDS = ("question", *MEMORY_FIELDS)
@@ -236,7 +237,6 @@ def load_template(name_or_path: str | Path) -> MessageTemplate:
     if not path.is_file():
         raise MemlensError(f"memory template {spec!r}: neither a bundled template "
                            f"({', '.join(BUNDLED)}) nor an existing file")
-    from memlens.jsonl import read_text
 
     text = read_text(path, "memory template")
     return _parsed(text, str(path), path.suffix.lower() in (".yaml", ".yml"))
@@ -244,8 +244,6 @@ def load_template(name_or_path: str | Path) -> MessageTemplate:
 
 @lru_cache(maxsize=32)
 def _parsed(text: str, source: str, yaml_syntax: bool) -> MessageTemplate:
-    from memlens.jsonl import parse_document
-
     data = parse_document(text, source, yaml_syntax, problem="malformed memory template")
     return build_template(data, source)
 

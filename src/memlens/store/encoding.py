@@ -83,7 +83,7 @@ def redact_mapping(value: Any) -> Any:
     if isinstance(value, list):
         return [redact_mapping(item) for item in value]
     if isinstance(value, str):  # e.g. a model string with credentials in its base URL
-        from memlens.models.public import scrub_credentials
+        from memlens.models.public import scrub_credentials  # lazy: keeps memlens --help light
 
         return scrub_credentials(value)
     return value
@@ -95,6 +95,6 @@ def redact_text(text: str) -> str:
     for name, secret in os.environ.items():
         if len(secret) >= 8 and _SECRET_ENV.search(name) and secret in text:
             text = text.replace(secret, REDACTED)
-    from memlens.models.public import scrub_credentials
+    from memlens.models.public import scrub_credentials  # lazy: keeps memlens --help light
 
     return scrub_credentials(text)

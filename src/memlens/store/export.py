@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memlens.errors import MemlensError
+from memlens.errors import MemlensError, missing_extra
 from memlens.fileio import atomic_path, atomic_write_text, output_dir, write_error
 
 FORMATS = (".parquet", ".csv", ".jsonl")
@@ -99,8 +99,6 @@ def to_dataset(records: list[dict[str, Any]], table: str):
     try:
         import datasets
     except ImportError:
-        from memlens.errors import missing_extra
-
         raise missing_extra("datasets", "train") from None
     flat = flatten_records(records, table)
     names = list(dict.fromkeys(name for record in flat for name in record))

@@ -471,7 +471,7 @@ class RunStore:
 
     def export(self, table: str, path: str | Path) -> int:
         """Write ``table`` to ``path`` (.parquet, .csv or .jsonl); return the number of rows."""
-        from memlens.store.export import write_records
+        from memlens.store.export import write_records  # lazy: keeps memlens --help light
 
         return write_records(self.records(table), Path(path), table)
 

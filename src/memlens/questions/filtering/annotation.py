@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memlens.errors import MemlensError
+from memlens.ontology.agreement import fleiss_kappa
 
 RATER_COLUMNS = ("rater_1", "rater_2", "rater_3")
 ANNOTATION_INSTRUCTIONS = (
@@ -66,7 +67,6 @@ def import_annotations(paths_or_csv: str | Path | Sequence[str | Path]) -> Annot
         rows, ratings = _read_wide(Path(paths_or_csv[0]))
     else:
         rows, ratings = _read_per_annotator([Path(p) for p in paths_or_csv])
-    from memlens.ontology.agreement import fleiss_kappa
 
     strict = [row for row, votes in zip(rows, ratings, strict=True) if all(votes)]
     relaxed = [row for row, votes in zip(rows, ratings, strict=True)
