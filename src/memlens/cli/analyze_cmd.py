@@ -38,7 +38,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, analyse, write ``stats.json`` and print the summary."""
-    from memlens.stats import analyze, format_summary, load_drift_table
+    from memlens.stats import analyze, format_summary, load_drift_table  # lazy: pulls pandas, scipy
 
     if args.example == bool(args.drift_table):
         raise MemlensError("analyze: give either DRIFT_TABLE or --example (exactly one)")

@@ -39,7 +39,7 @@ def memory_set_kinds(text: str) -> list[str]:
     >>> memory_set_kinds("combined, among_neutral")
     ['combined', 'among_neutral']
     """
-    # lazy: keeps memlens --help free of numpy
+    # lazy: keeps memlens --help light
     from memlens.stimuli.memory_sets import MEMORY_SET_KINDS
 
     kinds = [part.strip() for part in text.split(",")]
@@ -161,7 +161,7 @@ def register(subparsers) -> None:
 
 def audit_config(args: argparse.Namespace):
     """The ``AuditConfig`` from preset, config file and flags (flags win)."""
-    from memlens.audit import load_config  # lazy: keeps memlens --help free of pydantic
+    from memlens.audit import load_config  # lazy: keeps memlens --help light
 
     overrides = {field: getattr(args, flag) for flag, field in FLAG_FIELDS.items()}
     return load_config(args.config, overrides, preset=args.preset)
@@ -169,7 +169,7 @@ def audit_config(args: argparse.Namespace):
 
 def run_audit_command(args: argparse.Namespace) -> int:
     """``memlens audit``."""
-    from memlens.audit import run_audit  # lazy: keeps memlens --help free of numpy, pydantic, tqdm
+    from memlens.audit import run_audit  # lazy: keeps memlens --help light
 
     config = audit_config(args)
     if args.dry_run:
@@ -177,7 +177,7 @@ def run_audit_command(args: argparse.Namespace) -> int:
     if not args.out:
         raise MemlensError("--out RUN_DIR is required (only --dry-run runs without one)")
     confirm_audit(config, args.out, yes=args.yes)
-    from memlens.report import build_report  # lazy: pulls pandas, matplotlib, numpy
+    from memlens.report import build_report  # lazy: pulls pandas, matplotlib
 
     result = run_audit(config, args.out, progress=not args.no_progress)
     result.report = str(build_report(args.out))  # the audit has closed its store
@@ -234,14 +234,14 @@ def generation_plan(config, run_dir: str | None):
     from memlens.models import model_id_for  # lazy: keeps memlens --help light
 
     if run_dir and (Path(run_dir) / "memlens.sqlite").exists():  # cache hits need every key
-        # lazy: keeps memlens --help free of numpy, pydantic, tqdm
+        # lazy: keeps memlens --help light
         from memlens.audit import planned_requests
 
         requests, inputs = planned_requests(config)
         return plan_with_store(config.model, requests, run_dir), inputs
-    # lazy: keeps memlens --help free of numpy, pydantic, tqdm
+    # lazy: keeps memlens --help light
     from memlens.audit.pipeline import planned_request_groups
-    from memlens.engine import plan_groups  # lazy: keeps memlens --help light
+    from memlens.engine import plan_groups
 
     groups, inputs = planned_request_groups(config)
     return plan_groups(model_id_for(config.model), groups), inputs
@@ -254,7 +254,7 @@ def confirm_audit(config, run_dir: str, yes: bool) -> None:
     (``--yes`` skips the question); then say what it will cost."""
     # lazy: keeps memlens --help light
     from memlens.cli.confirm import confirm_long_run, estimate_line
-    from memlens.models.throughput import expected_throughput  # lazy: keeps memlens --help light
+    from memlens.models.throughput import expected_throughput
 
     plan, inputs = generation_plan(config, run_dir)
     sentence = power_line(config, inputs["questions"])
@@ -289,12 +289,12 @@ def dry_run(config, run_dir: str | None, power: bool = False) -> int:
     print(plan)
     print("time: " + estimate_line(plan.calls, plan.est_completion_tokens, plan.est_prompt_tokens,
                                    expected_throughput(config.model, config.concurrency)))
-    from memlens.audit.plan import labeling_plan  # lazy: pulls scipy, numpy, pydantic
+    from memlens.audit.plan import labeling_plan  # lazy: pulls scipy
 
     labeling = labeling_plan(config, inputs["cells"])
     print(labeling if labeling else "labeling: no model calls (embedded)")
     if config.orthogonality_rater:
-        # lazy: keeps memlens --help free of numpy, pydantic, tqdm
+        # lazy: keeps memlens --help light
         from memlens.audit.pipeline import planned_rating_requests
 
         ratings = planned_rating_requests(config)
@@ -307,8 +307,8 @@ def dry_run(config, run_dir: str | None, power: bool = False) -> int:
     if sentence:
         print(sentence)
     if power:
-        from memlens.audit import plan as planning  # lazy: pulls scipy, numpy, pydantic
-        from memlens.audit.pilots import shipped_pilot  # lazy: pulls scipy, numpy, pydantic
+        from memlens.audit import plan as planning  # lazy: pulls scipy
+        from memlens.audit.pilots import shipped_pilot  # lazy: pulls scipy
 
         model = shipped_pilot(config) or planning.assumed_model()
         print(planning.format_plan(planning.plan_designs(
@@ -319,8 +319,9 @@ def dry_run(config, run_dir: str | None, power: bool = False) -> int:
 def power_line(config, questions: int) -> str | None:
     """What this design can decide on the audited model, measured (``memlens.audit.pilots``);
     None when no variance model was measured for these settings."""
-    # lazy: pulls scipy, numpy, pydantic
+    # lazy: pulls scipy
     from memlens.audit.pilots import measured_power, needed_design, power_sentence
+
     # lazy: keeps memlens --help light
     from memlens.models.throughput import expected_throughput, format_duration
 
@@ -351,18 +352,18 @@ def summary_text(result) -> str:
                      f"({result.quality.get('drift_rows_excluded_orthogonality', 0)} drift rows) "
                      "excluded from the statistics")
     if result.stats:
-        from memlens.stats import format_summary  # lazy: keeps memlens --help free of pydantic
+        from memlens.stats import format_summary  # lazy: keeps memlens --help light
 
         lines.append(format_summary(result.stats))
     elif result.stats_error:
         lines.append(f"statistics not computed: {result.stats_error}")
     if getattr(result, "selectivity", None):  # --control-set
-        # lazy: keeps memlens --help free of numpy
+        # lazy: keeps memlens --help light
         from memlens.stats.selectivity import format_selectivity
 
         lines.append(format_selectivity(result.selectivity))
     if getattr(result, "memory_sets", None):  # --memory-sets
-        # lazy: keeps memlens --help free of numpy
+        # lazy: keeps memlens --help light
         from memlens.stats.memory_sets import format_memory_sets
 
         lines.append(format_memory_sets(result.memory_sets))
@@ -374,7 +375,7 @@ def summary_text(result) -> str:
 
 def run_report_command(args: argparse.Namespace) -> int:
     """``memlens report RUN_DIR``."""
-    from memlens.report import build_report  # lazy: pulls pandas, matplotlib, numpy
+    from memlens.report import build_report  # lazy: pulls pandas, matplotlib
 
     print(f"report: {build_report(args.run_dir)}")
     return 0

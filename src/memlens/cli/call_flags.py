@@ -46,6 +46,7 @@ def add_call_flags(parser: argparse.ArgumentParser, *, attempts_flag: str = "--a
 def call_settings_for(args: argparse.Namespace):
     """The ``call_settings`` and ``embedded_settings`` contexts of a parsed command line (no-op
     without the flags)."""
+    # lazy: keeps memlens --help light
     import contextlib
 
     from memlens.models.registry import call_settings, embedded_settings

@@ -10,6 +10,8 @@ from pathlib import Path
 from memlens.cli import argtypes as at
 from memlens.cli.call_flags import add_call_flags
 from memlens.errors import MemlensError
+from memlens.jsonl import parse_json, read_text
+from memlens.textsafe import for_terminal
 
 API_BACKENDS = ("openai", "anthropic")
 
@@ -46,7 +48,6 @@ def register(subparsers) -> None:
 
 def load_schema(path: Path) -> dict:
     """Read a JSON schema file; MemlensError naming the file (and line) when unusable."""
-    from memlens.jsonl import parse_json, read_text
 
     try:
         text = read_text(path, "JSON schema file")
@@ -71,7 +72,7 @@ def _model_options(args: argparse.Namespace) -> dict:
         if args.api_key_env:
             raise MemlensError(f"--api-key-env applies only to {' / '.join(API_BACKENDS)} models")
         return {}
-    from memlens.models.registry import api_options
+    from memlens.models.registry import api_options  # lazy: keeps memlens --help light
 
     options = api_options(args.model, args.call_timeout, args.call_attempts)
     if args.api_key_env:
@@ -81,6 +82,7 @@ def _model_options(args: argparse.Namespace) -> dict:
 
 def run_chat(args: argparse.Namespace) -> int:
     """Build the model, send the prompt, print the reply (tool calls as ``name(arguments)``)."""
+    # lazy: keeps memlens --help light
     from memlens.models import GenerationParams, ModelCallError, get_model
 
     if args.max_tokens < 1:
@@ -100,7 +102,6 @@ def run_chat(args: argparse.Namespace) -> int:
         close = getattr(model, "close", None)
         if close:
             close()
-    from memlens.textsafe import for_terminal
 
     print(for_terminal(response.text))  # model output: no raw ESC / bidi controls
     for call in response.tool_calls:

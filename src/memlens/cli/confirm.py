@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from memlens.errors import MemlensError
+from memlens.models.throughput import format_duration
 
 LONG_RUN_S = 3600.0
 """Runs estimated to take longer than this (1 hour) need ``--yes`` or a "y" on a terminal."""
@@ -22,7 +23,6 @@ def estimate_line(calls: int, completion_tokens: int, prompt_tokens: int, throug
     >>> estimate_line(256, 40960, 28000, Throughput(40.0, "measured"))
     '256 calls, at most 40,960 completion + ~28,000 prompt tokens: estimated ~18 min (measured)'
     """
-    from memlens.models.throughput import format_duration
 
     seconds = throughput.seconds(completion_tokens, prompt_tokens)
     return (f"{calls:,} calls, at most {completion_tokens:,} completion + ~{prompt_tokens:,} "

@@ -12,8 +12,10 @@ from collections import Counter
 from pathlib import Path
 
 from memlens.cli import argtypes as at
+from memlens.cli import gold_cmd, label_cmd
 from memlens.cli.call_flags import add_call_flags
 from memlens.errors import MemlensError
+from memlens.store import RunStore
 from memlens.textsafe import for_terminal
 
 
@@ -24,12 +26,10 @@ def register(subparsers) -> None:
     ontology_parser = subparsers.add_parser("ontology", help="the value ontology: show, "
                                             "agreement, refine, sample")
     ont_sub = ontology_parser.add_subparsers(dest="ontology_command", metavar="COMMAND")
-    from memlens.cli import label_cmd
 
     register_ontology = getattr(label_cmd, "register_ontology", None)
     if register_ontology is not None:
         register_ontology(ont_sub)
-    from memlens.cli import gold_cmd
 
     gold_cmd.register_ontology(ont_sub)
 
@@ -119,7 +119,7 @@ def _register_questions(subparsers) -> None:
 
 def run_stimuli_list(args: argparse.Namespace) -> int:
     """Print the catalogue as a table with counts, or as JSONL."""
-    from memlens.stimuli import load_stimuli, select_stimuli
+    from memlens.stimuli import load_stimuli, select_stimuli  # lazy: keeps memlens --help light
 
     stimuli = load_stimuli(args.file)
     if args.stimulus_class:
@@ -141,7 +141,7 @@ def run_stimuli_list(args: argparse.Namespace) -> int:
 
 def run_questions_list(args: argparse.Namespace) -> int:
     """Print counts per category / subcategory, or every question as JSONL."""
-    from memlens.questions import load_questions
+    from memlens.questions import load_questions  # lazy: keeps memlens --help light
 
     questions = load_questions(args.file)
     if args.format == "jsonl":
@@ -161,10 +161,11 @@ def run_questions_list(args: argparse.Namespace) -> int:
 
 def run_questions_filter(args: argparse.Namespace) -> int:
     """Load candidates, filter, print counts per stage, write survivors."""
-    from memlens.questions import load_candidates
-    from memlens.questions.filtering import filter_candidates
+    from memlens.questions import load_candidates  # lazy: keeps memlens --help light
+    from memlens.questions.filtering import filter_candidates  # lazy: keeps memlens --help light
 
     if args.source_preset:
+        # lazy: keeps memlens --help light
         from memlens.questions.source_presets import load_preset_candidates
 
         candidates = load_preset_candidates(args.input, args.source_preset,
@@ -174,17 +175,13 @@ def run_questions_filter(args: argparse.Namespace) -> int:
         candidates = load_candidates(args.input, text_field=args.text_field, source=args.source,
                                      split=args.split)
     if args.rater_limit is not None and not args.rater:
-        from memlens.errors import MemlensError
-
         raise MemlensError("--rater-limit limits the rater: add --rater MODEL")
     model = None
     if args.rater:
-        from memlens.models import get_model
+        from memlens.models import get_model  # lazy: keeps memlens --help light
 
         model = get_model(args.rater)
     if args.cache_dir and model is not None:
-        from memlens.store import RunStore
-
         with RunStore(args.cache_dir) as store:
             result = filter_candidates(candidates, model=model, store=store,
                                        rater_limit=args.rater_limit)
@@ -199,6 +196,7 @@ def run_questions_filter(args: argparse.Namespace) -> int:
 
 def run_questions_sources(args: argparse.Namespace) -> int:
     """Print every source preset with its reference, license and column evidence."""
+    # lazy: keeps memlens --help light
     from memlens.questions.source_presets import describe_presets
 
     print(describe_presets())
@@ -207,15 +205,15 @@ def run_questions_sources(args: argparse.Namespace) -> int:
 
 def run_questions_orthogonality(args: argparse.Namespace) -> int:
     """Rate every (question, persona / life-event stimulus) pair; write the ratings."""
-    from memlens.models import get_model
-    from memlens.questions import load_questions
-    from memlens.questions.orthogonality import (
+    from memlens.models import get_model  # lazy: keeps memlens --help light
+    from memlens.questions import load_questions  # lazy: keeps memlens --help light
+    from memlens.questions.orthogonality import (  # lazy: keeps memlens --help light
         check_threshold,
         is_excluded,
         rate_relevance,
         rating_pairs,
     )
-    from memlens.stimuli import load_stimuli
+    from memlens.stimuli import load_stimuli  # lazy: keeps memlens --help light
 
     threshold = check_threshold(args.threshold)
     pairs = rating_pairs(load_questions(args.questions), load_stimuli(args.stimuli))
@@ -224,8 +222,6 @@ def run_questions_orthogonality(args: argparse.Namespace) -> int:
                            "stimuli hold no persona or life_event stimulus")
     model = get_model(args.rater)
     if args.cache_dir:
-        from memlens.store import RunStore
-
         with RunStore(args.cache_dir) as store:
             ratings = rate_relevance(pairs, model, store)
     else:
@@ -242,6 +238,7 @@ def run_questions_orthogonality(args: argparse.Namespace) -> int:
 
 def run_annotate_export(args: argparse.Namespace) -> int:
     """Write the annotation CSV for a question file."""
+    # lazy: keeps memlens --help light
     from memlens.questions import load_questions
     from memlens.questions.filtering import export_for_annotation
 
@@ -252,7 +249,7 @@ def run_annotate_export(args: argparse.Namespace) -> int:
 
 def run_annotate_import(args: argparse.Namespace) -> int:
     """Read ratings, print set sizes and Fleiss' kappa, optionally write the sets."""
-    from memlens.questions.filtering import import_annotations
+    from memlens.questions.filtering import import_annotations  # lazy: keeps memlens --help light
 
     strict, relaxed, kappa = import_annotations(args.csv)
     print(f"strict (unanimous)  {len(strict):>6}")

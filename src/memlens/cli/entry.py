@@ -39,7 +39,7 @@ def run() -> int:
     sys.unraisablehook = reraise_interrupt  # a Ctrl-C inside an import-system callback, too
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        from memlens.cli.main import main  # inside the try: a Ctrl-C while it imports is caught
+        from memlens.cli.main import main  # lazy: in the try: a Ctrl-C while it imports is caught
 
         return main()
     except KeyboardInterrupt:

@@ -10,6 +10,8 @@ import argparse
 import sys
 
 from memlens.cli import argtypes as at
+from memlens.fileio import append_text, atomic_write_text
+from memlens.textsafe import for_terminal
 
 POLICY_FLAGS = {
     "max_d_rel_ci_low": "max_d_rel_ci_low", "max_regression": "max_regression",
@@ -69,9 +71,8 @@ def register(subparsers) -> None:
 
 def run_gate_command(args: argparse.Namespace) -> int:
     """``memlens gate``: evaluate, print the summary, write the reports, return the status."""
-    from memlens.fileio import append_text, atomic_write_text
+    # lazy: pulls pandas
     from memlens.gate import junit_xml, load_policy, markdown_summary, run_gate
-    from memlens.textsafe import for_terminal
 
     overrides = {field: getattr(args, flag) for flag, field in POLICY_FLAGS.items()}
     overrides.update(require_valid=args.require_valid, metrics=args.metrics,

@@ -8,6 +8,7 @@ import json
 
 from memlens.cli import argtypes as at
 from memlens.errors import MemlensError
+from memlens.textsafe import for_terminal
 
 
 def register_ontology(ont_sub) -> None:
@@ -59,7 +60,7 @@ def _labeler_options(parser, default: str | None) -> None:
 
 
 def _build_labeler(args: argparse.Namespace, ontology):
-    from memlens.ontology import get_labeler
+    from memlens.ontology import get_labeler  # lazy: keeps memlens --help light
 
     options = {}
     if args.classifier:
@@ -70,7 +71,7 @@ def _build_labeler(args: argparse.Namespace, ontology):
         options["abstain"] = True
     if args.extra_examples:
         options["extra_examples"] = True
-    from memlens.ontology.labelers import is_embedded
+    from memlens.ontology.labelers import is_embedded  # lazy: keeps memlens --help light
 
     if options and not is_embedded(args.labeler):
         raise MemlensError("--classifier, --abstain, --extra-examples and --min-margin apply "
@@ -79,8 +80,7 @@ def _build_labeler(args: argparse.Namespace, ontology):
 
 
 def _print(report: dict, as_json: bool) -> None:
-    from memlens.ontology.gold import format_score
-    from memlens.textsafe import for_terminal
+    from memlens.ontology.gold import format_score  # lazy: keeps memlens --help light
 
     if as_json:
         print(json.dumps(report, indent=2))
@@ -90,6 +90,7 @@ def _print(report: dict, as_json: bool) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     """Score a labeler on the gold file and print the report."""
+    # lazy: keeps memlens --help light
     from memlens.ontology import load_ontology
     from memlens.ontology.gold import DEV_FILE, GOLD_FILE, bundled_path, load_gold, score_labeler
 
@@ -104,6 +105,7 @@ def run_score(args: argparse.Namespace) -> int:
 
 def run_audit_import(args: argparse.Namespace) -> int:
     """Score the audit CSV's labels (or a labeler's) against the human labels in it."""
+    # lazy: keeps memlens --help light
     from memlens.ontology import load_ontology
     from memlens.ontology.audit_import import read_audit
     from memlens.ontology.gold import score_labeler, score_labels

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+from memlens.cli.audit_cmd import summary_text
+from memlens.cli.call_flags import finished_status
+
 
 def register(subparsers) -> None:
     """Add ``import-inspect`` to ``subparsers``."""
@@ -23,17 +26,15 @@ def register(subparsers) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     """``memlens import-inspect LOG --out RUN_DIR``: 0, or 3 when some samples had failed."""
-    from memlens.cli.audit_cmd import summary_text
-    from memlens.cli.call_flags import finished_status
-    from memlens.inspect_ext.importer import import_inspect_log
-    from memlens.inspect_ext.logread import read_audit_log
+    from memlens.inspect_ext.importer import import_inspect_log  # lazy: keeps memlens --help light
+    from memlens.inspect_ext.logread import read_audit_log  # lazy: keeps memlens --help light
 
     logged = read_audit_log(args.log)
     if logged.kind == "tool_drift":
         return import_tool_drift(logged, args)
     result = import_inspect_log(logged, args.out, progress=not args.no_progress)
     if not args.no_report:
-        from memlens.report import build_report
+        from memlens.report import build_report  # lazy: pulls pandas, matplotlib
 
         result.report = str(build_report(args.out))
     print(summary_text(result))
@@ -45,9 +46,9 @@ def import_tool_drift(logged, args: argparse.Namespace) -> int:
     """A ``memlens/tool_drift`` log -> a tool-drift run directory (``tooldrift.json``, html)."""
     from pathlib import Path
 
-    from memlens.cli.call_flags import finished_status
+    # lazy: keeps memlens --help light
     from memlens.inspect_ext.importer import import_tooldrift_log
-    from memlens.report.tooldrift import format_table, write_tooldrift_report
+    from memlens.report.tooldrift import format_table, write_tooldrift_report  # lazy: pulls scipy
 
     summary = import_tooldrift_log(logged, args.out, progress=not args.no_progress)
     write_tooldrift_report(args.out, summary=summary)  # the report after the import

@@ -8,8 +8,10 @@ import json
 from pathlib import Path
 
 from memlens.cli import argtypes as at
-from memlens.cli.call_flags import add_call_flags
+from memlens.cli.call_flags import add_call_flags, finished_status
 from memlens.errors import MemlensError
+from memlens.store import RunStore
+from memlens.textsafe import for_terminal
 
 
 def register(subparsers) -> None:
@@ -43,6 +45,7 @@ def register(subparsers) -> None:
 
 def run_label(args: argparse.Namespace) -> int:
     """Label a steps file and write the labels file; print how many steps got each root."""
+    # lazy: keeps memlens --help light
     from memlens.ontology import get_labeler, load_ontology
     from memlens.ontology.label_files import label_rows, read_steps, write_jsonl
 
@@ -53,13 +56,11 @@ def run_label(args: argparse.Namespace) -> int:
         if args.labeler in ("embedded", "embedded-abstain", "keyword"):
             raise MemlensError("--context-tokens applies only to an LLM labeler (a model string)")
         options["context_tokens"] = args.context_tokens
-    from memlens.ontology.labelers import is_embedded
+    from memlens.ontology.labelers import is_embedded  # lazy: keeps memlens --help light
 
     if args.classifier and not is_embedded(args.labeler):
         raise MemlensError("--classifier applies only to --labeler embedded")
     if args.run_dir:
-        from memlens.store import RunStore
-
         with RunStore(args.run_dir) as store:
             labeler = get_labeler(args.labeler, ontology=ontology, store=store, **options)
             labeled = label_rows(labeler, rows, ontology)
@@ -80,7 +81,6 @@ def failed_calls_status(labeler) -> int:
     """0, or exit status 3 with a note on stderr when labeler calls failed for good (their steps
     are ``unlabeled`` in the output, to be retried by a re-run) — never 0 when every call
     failed (e.g. prompts longer than the server's context)."""
-    from memlens.cli.call_flags import finished_status
 
     counts = getattr(labeler, "counts", None)
     failed = len(getattr(labeler, "failed_calls", ()) or ())
@@ -92,7 +92,7 @@ def _report_problems(labeler, out: str) -> None:
     counts = getattr(labeler, "counts", None)
     if counts is None or not counts.problems:
         return
-    from memlens.ontology.label_files import write_jsonl
+    from memlens.ontology.label_files import write_jsonl  # lazy: keeps memlens --help light
 
     path = Path(out).with_suffix(".problems.jsonl")
     write_jsonl(path, counts.problems)
@@ -176,8 +176,7 @@ def register_ontology(ont_sub) -> None:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print the ontology as a table or as JSON."""
-    from memlens.ontology import load_ontology
-    from memlens.textsafe import for_terminal
+    from memlens.ontology import load_ontology  # lazy: keeps memlens --help light
 
     ontology = load_ontology(args.ontology)
     if args.format == "json":
@@ -196,6 +195,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_agreement(args: argparse.Namespace) -> int:
     """Pairwise agreement, Cohen's kappa per pair and Fleiss' kappa over the label files."""
+    # lazy: keeps memlens --help light
     from memlens.ontology import load_ontology
     from memlens.ontology.label_files import read_labels
     from memlens.ontology.reliability import agreement_report, format_report
@@ -216,6 +216,7 @@ def run_agreement(args: argparse.Namespace) -> int:
 
 def run_robustness(args: argparse.Namespace) -> int:
     """Repeat agreement (two seeds at T=1) and agreement under the alternative wording."""
+    # lazy: keeps memlens --help light
     from memlens.ontology import get_labeler, load_ontology
     from memlens.ontology.label_files import group_responses, read_steps
     from memlens.ontology.reliability import definition_robustness, repeat_agreement
@@ -223,7 +224,7 @@ def run_robustness(args: argparse.Namespace) -> int:
     ontology, alternative = load_ontology(args.ontology), load_ontology(args.alt)
     rows = read_steps(args.input)
     responses = [[rows[i]["text"] for i in group] for group in group_responses(rows)]
-    from memlens.ontology.labelers import is_embedded
+    from memlens.ontology.labelers import is_embedded  # lazy: keeps memlens --help light
 
     embedded = is_embedded(args.labeler)
     sampling = {} if embedded else {"temperature": 1.0}
@@ -240,6 +241,7 @@ def run_robustness(args: argparse.Namespace) -> int:
 
 def run_sample(args: argparse.Namespace) -> int:
     """Write a seeded random sample of a label file as an audit CSV."""
+    # lazy: keeps memlens --help light
     from memlens.ontology.label_files import audit_sample, read_labels, write_audit_csv
 
     rows = audit_sample(read_labels(args.file), args.n, seed=args.seed)
@@ -250,6 +252,7 @@ def run_sample(args: argparse.Namespace) -> int:
 
 def run_convert_classifier(args: argparse.Namespace) -> int:
     """Convert an old pickled classifier to the ``.npz`` format (needs ``--trust-pickle``)."""
+    # lazy: keeps memlens --help light
     from memlens.ontology.embedded_labeler import convert_pickle_classifier
 
     path = convert_pickle_classifier(args.old, args.new, trust_pickle=args.trust_pickle)
@@ -259,6 +262,7 @@ def run_convert_classifier(args: argparse.Namespace) -> int:
 
 def run_refine(args: argparse.Namespace) -> int:
     """Run the refinement loop and print each version's agreement."""
+    # lazy: keeps memlens --help light
     from memlens.models import get_model
     from memlens.ontology import get_labeler, load_ontology
     from memlens.ontology.label_files import group_responses, read_steps

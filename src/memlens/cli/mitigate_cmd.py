@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 
 from memlens.cli import argtypes as at
-from memlens.cli.call_flags import add_call_flags
+from memlens.cli.call_flags import add_call_flags, finished_status
+from memlens.errors import MemlensError
 
 
 def register(subparsers) -> None:
@@ -94,6 +95,7 @@ def _add_settings_flags(parser: argparse.ArgumentParser, settings_class) -> None
 
 
 def _register_training(commands, kind: str) -> None:
+    # lazy: keeps memlens --help light
     from memlens.mitigation.config import DPOSettings, GRPOSettings
 
     settings_class = GRPOSettings if kind == "grpo" else DPOSettings
@@ -140,6 +142,7 @@ def _register_eval(commands) -> None:
 
 
 def _run_training(args: argparse.Namespace) -> int:
+    # lazy: keeps memlens --help light
     from memlens.mitigation.config import parse_extra, resolve_settings
     from memlens.mitigation.train import train_dpo, train_grpo, trl_config
 
@@ -161,6 +164,7 @@ def _run_training(args: argparse.Namespace) -> int:
 
 
 def _run_references(args: argparse.Namespace) -> int:
+    # lazy: keeps memlens --help light
     from memlens.mitigation.references import ReferenceConfig, build_references
 
     config = ReferenceConfig(model=args.model, judge=args.judge, labeler=args.labeler,
@@ -173,6 +177,7 @@ def _run_references(args: argparse.Namespace) -> int:
 
 
 def _run_sympref(args: argparse.Namespace) -> int:
+    # lazy: keeps memlens --help light
     from memlens.mitigation.sympref import SymPrefConfig, build_sympref
 
     config = SymPrefConfig(model=args.model, judge=args.judge, rewriter=args.rewriter or args.judge,
@@ -186,7 +191,7 @@ def _run_sympref(args: argparse.Namespace) -> int:
 
 
 def _run_eval(args: argparse.Namespace) -> int:
-    from memlens.errors import MemlensError
+    # lazy: pulls numba
     from memlens.mitigation.evaluate import EvalConfig, display_table, evaluate_models
 
     tasks = [task.strip() for task in args.lm_eval.split(",") if task.strip()]
@@ -202,8 +207,7 @@ def _run_eval(args: argparse.Namespace) -> int:
                         lm_eval_data=args.lm_eval_data, lm_eval_files=files,
                         lm_eval_max_tokens=args.lm_eval_max_tokens,
                         seed=args.seed, max_tokens=args.max_tokens)
-    from memlens.cli.call_flags import finished_status
-    from memlens.report.mitigation_figures import drift_capability_figure
+    from memlens.report.mitigation_figures import drift_capability_figure  # lazy: pulls matplotlib
 
     frame = evaluate_models(config, Path(args.out), progress=not args.no_progress)
     drift_capability_figure(frame, Path(args.out) / "drift_vs_capability")  # after the pipeline

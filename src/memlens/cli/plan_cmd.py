@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from memlens import targets
+from memlens.audit import assumptions as plan
 from memlens.cli import argtypes as at
+from memlens.errors import MemlensError
 
 ASSUMPTION_FLAGS = ("floor_mean", "pair_sd", "share_response", "tau")
 
@@ -30,8 +33,6 @@ def int_list(low: int, high: int):
 
 def register(subparsers) -> None:
     """Add ``plan`` (its help reads light constant modules only: ``--help`` stays fast)."""
-    from memlens import targets
-    from memlens.audit import assumptions as plan
 
     parser = subparsers.add_parser(
         "plan", help="power, minimum detectable effect and cost of audit designs (no model call)",
@@ -97,10 +98,9 @@ def register(subparsers) -> None:
 
 def run_plan_command(args: argparse.Namespace) -> int:
     """``memlens plan``."""
-    from memlens.audit import load_config
-    from memlens.audit import plan as planning
-    from memlens.audit.config import build_config
-    from memlens.errors import MemlensError
+    from memlens.audit import load_config  # lazy: keeps memlens --help light
+    from memlens.audit import plan as planning  # lazy: pulls scipy
+    from memlens.audit.config import build_config  # lazy: keeps memlens --help light
 
     stated = {name: getattr(args, name) for name in ASSUMPTION_FLAGS
               if getattr(args, name) is not None}
@@ -118,7 +118,7 @@ def run_plan_command(args: argparse.Namespace) -> int:
             recorded.update({k: v for k, v in overrides.items() if v is not None})
             config = build_config(recorded, f"{args.pilot} (recorded audit config)")
     else:
-        from memlens.audit.pilots import shipped_pilot
+        from memlens.audit.pilots import shipped_pilot  # lazy: pulls scipy
 
         config = load_config(args.config, overrides, preset=args.preset)
         # measured on this very setting (e.g. the quick preset on the embedded model) beats

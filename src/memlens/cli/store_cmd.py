@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from memlens.errors import MemlensError
 from memlens.store import RunStore
 
 
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _formats(text: str) -> tuple[str, ...]:
-    from memlens.store.export import ALL_FORMATS
+    from memlens.store.export import ALL_FORMATS  # lazy: keeps memlens --help light
 
     formats = tuple(part.strip() for part in text.split(","))
     if not formats or any(fmt not in ALL_FORMATS for fmt in formats) \
@@ -48,7 +49,7 @@ def _formats(text: str) -> tuple[str, ...]:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from memlens.errors import MemlensError
+    # lazy: keeps memlens --help light
     from memlens.store.export import ALL_FORMATS, export_run, export_table
 
     with RunStore(args.run_dir, read_only=True) as store:

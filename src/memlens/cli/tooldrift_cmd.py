@@ -8,6 +8,11 @@ from typing import TYPE_CHECKING
 
 from memlens.cli import argtypes as at
 from memlens.cli.call_flags import add_call_flags, finished_status
+from memlens.cli.tooldrift_compare_cmd import register_compare
+from memlens.cli.tooldrift_scan_cmd import register_scan
+from memlens.errors import MemlensError
+from memlens.tooldrift.frameworks import FRAMEWORKS, open_memory
+from memlens.tooldrift.schema import BIAS_DIMENSIONS
 
 if TYPE_CHECKING:  # the annotation only: the CLI imports pipelines when a command runs
     from memlens.tooldrift.results import ToolDriftSummary
@@ -24,10 +29,8 @@ def register(subparsers) -> None:
     _register_score(commands)
     _register_build(commands)
     _register_setup(commands)
-    from memlens.cli.tooldrift_compare_cmd import register_compare
 
     register_compare(commands)  # paired comparison (its own module)
-    from memlens.cli.tooldrift_scan_cmd import register_scan
 
     register_scan(commands)  # schema scan of the user's own tools (its own module)
 
@@ -47,7 +50,7 @@ def _register_setup(commands) -> None:
 
 
 def _setup(args: argparse.Namespace) -> int:
-    from memlens.tooldrift.mempalace_adapter import setup
+    from memlens.tooldrift.mempalace_adapter import setup  # lazy: keeps memlens --help light
 
     done = setup(args.venv, force_export=args.force_export)
     print(f"mempalace ready in {done['total_s']:.1f} s (install {done['install_s']:.1f} s, "
@@ -84,10 +87,8 @@ def _register_build(commands) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from memlens.errors import MemlensError
-    from memlens.models import get_model
-    from memlens.tooldrift.builder import build_dataset
-    from memlens.tooldrift.schema import BIAS_DIMENSIONS
+    from memlens.models import get_model  # lazy: keeps memlens --help light
+    from memlens.tooldrift.builder import build_dataset  # lazy: pulls scipy
 
     if args.scan is not None:
         return _build_from_scan(args)
@@ -109,9 +110,8 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _build_from_scan(args: argparse.Namespace) -> int:
-    from memlens.errors import MemlensError
-    from memlens.models import get_model
-    from memlens.tooldrift.scan_build import build_from_scan
+    from memlens.models import get_model  # lazy: keeps memlens --help light
+    from memlens.tooldrift.scan_build import build_from_scan  # lazy: pulls scipy
 
     if args.dimension or args.domains:
         raise MemlensError("--scan builds for the scanned tools: drop --dimension / --domains")
@@ -133,7 +133,6 @@ def _register_run(commands) -> None:
     run.add_argument("--k", type=at.positive_int, default=5, help="tool calls per condition (default 5)")
     run.add_argument("--setting", type=int, choices=(1, 2), default=1,
                      help="1: memory verbatim in the system prompt; 2: via a memory framework")
-    from memlens.tooldrift.frameworks import FRAMEWORKS
 
     run.add_argument("--framework", choices=FRAMEWORKS, default=None,
                      help="memory system for --setting 2 (docs/tooldrift.md)")
@@ -197,8 +196,8 @@ def _register_score(commands) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from memlens.report.tooldrift import format_table, write_tooldrift_report
-    from memlens.tooldrift.score import score_files
+    from memlens.report.tooldrift import format_table, write_tooldrift_report  # lazy: pulls scipy
+    from memlens.tooldrift.score import score_files  # lazy: pulls scipy
 
     _check_bootstrap(args.bootstrap)
     summary = score_files(args.rubrics, args.calls, args.out, scenarios_dir=args.scenarios,
@@ -210,17 +209,14 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from memlens.errors import MemlensError
-    from memlens.models import get_model
-    from memlens.report.tooldrift import format_table, write_tooldrift_report
-    from memlens.tooldrift.loader import load_dataset
-    from memlens.tooldrift.runner import RunConfig, run_tooldrift
+    from memlens.models import get_model  # lazy: keeps memlens --help light
+    from memlens.report.tooldrift import format_table, write_tooldrift_report  # lazy: pulls scipy
+    from memlens.tooldrift.loader import load_dataset  # lazy: keeps memlens --help light
+    from memlens.tooldrift.runner import RunConfig, run_tooldrift  # lazy: pulls scipy
 
     if args.replay_memories is not None and args.setting != 2:
         raise MemlensError("--replay-memories replays Setting 2: add --setting 2 --framework NAME")
     if args.setting == 2 and not args.framework:
-        from memlens.tooldrift.frameworks import FRAMEWORKS
-
         raise MemlensError(f"--setting 2 needs --framework ({', '.join(FRAMEWORKS)})")
     if args.setting == 1 and args.framework:
         raise MemlensError("--framework is only used with --setting 2")
@@ -245,12 +241,10 @@ def _run(args: argparse.Namespace) -> int:
     judge = get_model(args.judge) if args.judge else None  # before a worker process starts
     memory = None
     if replay is not None:
-        from memlens.tooldrift.replay import ReplayMemory
+        from memlens.tooldrift.replay import ReplayMemory  # lazy: keeps memlens --help light
 
         memory = ReplayMemory.load(replay, args.framework, dataset)
     elif args.setting == 2:
-        from memlens.tooldrift.frameworks import open_memory
-
         memory = open_memory(args.framework, args.out / "memory", llm=args.framework_llm,
                              top_k=args.top_k, threshold=args.retrieval_threshold)
     try:
@@ -290,7 +284,6 @@ def uninterpretable_groups(summary: ToolDriftSummary) -> list[str]:
 
 def _check_bootstrap(replicates: int) -> None:
     """Confidence intervals need replicates: refuse 0 or fewer instead of silently omitting them."""
-    from memlens.errors import MemlensError
 
     if replicates < 1:
         raise MemlensError(f"--bootstrap must be at least 1 (10000 is the default), got {replicates}")

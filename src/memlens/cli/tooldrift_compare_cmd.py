@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from memlens.cli import argtypes as at
+from memlens.textsafe import for_terminal
 
 
 def register_compare(commands) -> None:
@@ -28,8 +29,7 @@ def register_compare(commands) -> None:
 
 def run_tooldrift_compare(args: argparse.Namespace) -> int:
     """Print the ΔΔ table (a design warning also on stderr); write the JSON with ``--out``."""
-    from memlens.textsafe import for_terminal
-    from memlens.tooldrift.compare import (
+    from memlens.tooldrift.compare import (  # lazy: pulls pandas, scipy
         compare_tooldrift,
         format_tooldrift_comparison,
         load_summary,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from memlens.cli import argtypes as at
+from memlens.store import RunStore
 
 FLAGGED_EXIT = 1
 """``--fail-on-flagged``: at least one parameter was flagged (every output is still written);
@@ -46,16 +47,17 @@ def register_scan(commands) -> None:
 
 def run_scan(args: argparse.Namespace) -> int:
     """Scan, write every output, print the table."""
-    from memlens.report.scan import write_scan_html
-    from memlens.tooldrift.scan import read_source, scan_source
+    from memlens.report.scan import write_scan_html  # lazy: pulls pandas
+    from memlens.tooldrift.scan import read_source, scan_source  # lazy: keeps memlens --help light
+
+    # lazy: keeps memlens --help light
     from memlens.tooldrift.scan_outputs import format_table, write_scan
 
     source = read_source(mcp=args.mcp, url=args.url, tools_json=args.tools_json,
                          module=args.module, timeout_s=args.timeout)
     settings = {"judge": args.judge, "timeout_s": args.timeout}
     if args.judge:
-        from memlens.models import get_model
-        from memlens.store import RunStore
+        from memlens.models import get_model  # lazy: keeps memlens --help light
 
         judge = get_model(args.judge)
         with RunStore(args.out) as store:
