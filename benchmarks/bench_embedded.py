@@ -5,7 +5,7 @@ Run by hand: ``python benchmarks/bench_embedded.py [--requests 8] [--max-tokens 
 [--threads 1,2] [--slots 1,2,4,8] [--replicas 1,2] [--phases quiet,loaded]``. Each configuration
 answers the same seeded requests from ``slots x copies`` threads at once (continuous batching
 within a copy), bare and through ``EmbeddedModel`` alternately; several copies are measured at
-1 thread and 1 slot each (the automatic choice on free cores); "loaded" adds one busy-looping
+1 thread and 1 slot each (the automatic choice: one per core); "loaded" adds one busy-looping
 process (another job on one core).
 Prints tokens/s and ratios against the baseline measured in the same run (bare, 1 thread, 1
 slot, same phase): absolute numbers swing with whatever else runs; read the ratios.

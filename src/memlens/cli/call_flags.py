@@ -35,8 +35,7 @@ def add_call_flags(parser: argparse.ArgumentParser, *, attempts_flag: str = "--a
     parser.add_argument("--replicas", dest="model_replicas", type=at.int_range(1, 64),
                         metavar="N",
                         help="embedded model: copies of the model decoding separate requests at "
-                             "once (default: one per core other work leaves free now, at most 8; "
-                             "never changes a reply)")
+                             "once (default: one per core, at most 8; never changes a reply)")
     parser.add_argument("--parallel", dest="model_parallel", type=at.int_range(1, 256),
                         metavar="N",
                         help="embedded model: requests decoded together (continuous batching; "

