@@ -162,8 +162,8 @@ def test_threads_keep_the_text_and_the_default_is_one_slot():
     prompts = [[{"role": "user", "content": f"{memory}\n{question}\n\n{REASONING_INSTRUCTION}"}]
                for memory in AUDIT_LIKE[:2]]
     params = [GenerationParams(max_tokens=16, seed=seed) for seed in range(len(prompts))]
-    one = get_model("embedded", n_parallel=1, n_threads=1)
-    two = get_model("embedded", n_parallel=1, n_threads=2)
+    one = get_model("embedded", n_parallel=1, n_threads=1, n_replicas=1)
+    two = get_model("embedded", n_parallel=1, n_threads=2, n_replicas=1)
     assert [one.complete(p, q).text for p, q in zip(prompts, params, strict=True)] == \
         [two.complete(p, q).text for p, q in zip(prompts, params, strict=True)]
 
