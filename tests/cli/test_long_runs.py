@@ -34,7 +34,7 @@ def test_a_short_run_is_not_asked_about(tmp_path):
     from memlens.audit import load_config
     from memlens.cli.audit_cmd import confirm_audit
 
-    confirm_audit(load_config(None, {}, preset="quick"), str(tmp_path / "q"), yes=False)  # ~18 min
+    confirm_audit(load_config(None, {}, preset="quick"), str(tmp_path / "q"), yes=False)  # ~8-15 min
 
 
 def test_yes_starts_a_long_run(monkeypatch, tmp_path):
@@ -86,6 +86,7 @@ def test_confirmation_on_a_terminal(monkeypatch):
 def test_estimates_are_stated_per_backend():
     from memlens.models.throughput import expected_throughput
 
-    assert expected_throughput("embedded", threads=2, replicas=1).tokens_per_s == 60.0
+    assert expected_throughput("embedded", threads=2, replicas=1).tokens_per_s == 75.0
+    assert expected_throughput("embedded", threads=1, replicas=2).tokens_per_s == 90.0
     assert expected_throughput("anthropic:claude-x").tokens_per_s == 16 * 50.0
     assert expected_throughput("fake").seconds(10**9) == 0.0

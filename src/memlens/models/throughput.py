@@ -7,17 +7,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-EMBEDDED_TOKENS_PER_S = 40.0
-"""The embedded model at one thread, one slot: the quick audit's 256 calls (≤ 160 tokens,
-prompts ≈ 110 tokens) took 876 s in a fresh clone on an idle 2-core machine (README) — 3.4 s a
-call, ≈ 40 completion tokens/s with prompt processing included. Loaded cores are slower (up to
-≈ 8× when other work holds both)."""
+EMBEDDED_TOKENS_PER_S = 50.0
+"""The embedded model, one copy at one thread, in the units of :meth:`Throughput.seconds` (the
+cap of completion tokens plus a tenth of the prompt tokens, per wall second): the quick audit
+(256 calls, ≤ 160 tokens, ≈ 32 k prompt tokens: 44 k units) took 876 s end to end on an idle
+2-core machine. Loaded cores are slower (up to ≈ 8× when other work holds both)."""
 EMBEDDED_SECOND_THREAD = 1.5
 """Speed-up of a second thread on a free core (llama.cpp 2 threads vs 1, one sequence, idle 2
 cores: ≈ 72-88 vs ≈ 50-60 tok/s, shared/notes)."""
-EMBEDDED_COPY_EFFICIENCY = 0.5
-"""Each further copy of the model (``--replicas``) adds this share of one copy's rate: two
-copies gave 1.2-1.7x one copy on 2 cores, quiet or with one core busy (docs/models.md)."""
+EMBEDDED_COPY_EFFICIENCY = 0.8
+"""Each further copy of the model (``--replicas``) adds this share of one copy's rate: the quick
+audit took 414 s with two copies in a fresh clone (load 1.1-2.3) against 876 s with one (2.1×);
+``benchmarks/bench_embedded.py`` gave 1.2-1.7× with other jobs on the cores (docs/models.md)."""
 API_TOKENS_PER_S_PER_CALL = 50.0
 """Assumed: one call of a hosted API streams ≈ 50 tokens/s; calls in flight add up."""
 LOCAL_SERVER_TOKENS_PER_S = 40.0
@@ -61,9 +62,9 @@ def expected_throughput(model: str, concurrency: int | None = None,
     >>> expected_throughput("openai:m@http://127.0.0.1:8080/v1", 32).tokens_per_s
     40.0
     >>> expected_throughput("embedded", threads=1, replicas=1).source
-    'embedded model, 1 copy at 1 thread: 40 tokens/s (measured: quick audit, idle 2 cores)'
+    'embedded model, 1 copy at 1 thread: 50 tokens/s (measured: quick audit, idle 2 cores)'
     >>> expected_throughput("embedded", threads=1, replicas=2).tokens_per_s
-    60.0
+    90.0
     """
     backend = model.strip().partition(":")[0]
     if backend == "embedded":
