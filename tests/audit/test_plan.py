@@ -205,22 +205,31 @@ def test_cli_table_and_dry_run_power(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "from assumptions" in out
     assert "<- recommended" in out and "recommended: 30 questions x K = 5" in out
-    # the quick preset on the embedded model was measured (memlens/data/pilots): its own design
-    # gets the measured run's spread, i.e. the MDE and questions its report stated
+    # the quick preset on the embedded model was measured (memlens/data/pilots): the plan and
+    # the dry run use that measurement, with the 90 % interval of the spread it rests on
+    from scipy.stats import chi2
+
     from memlens.audit.pilots import pilot_folder
-    from memlens.stats.power import paired_mde, questions_needed
 
     shipped = json.loads((pilot_folder() / "embedded-quick.json").read_text(encoding="utf-8"))
-    sd, floor = math.sqrt(shipped["details"]["observed_diff_var"]), shipped["variance"]["floor_mean"]
-    mde, needed = 100 * paired_mde(sd, 16, 0.001) / floor, questions_needed(0.23 * floor, sd, 0.001)
-    assert (f"{mde:.1f}", needed) == ("30.1", 24)  # the report of that run said so
+    model = planning.VarianceModel(**shipped["variance"], details=shipped["details"])
+    config = build_config({"preset": "quick"})
+    row = planning.design_row(model, planning.question_cost(config), 16, 5)
+    n = shipped["details"]["questions_with_life_events"]
+    low = row.mde_pct * math.sqrt((n - 1) / chi2.ppf(0.95, n - 1))
+    high = row.mde_pct * math.sqrt((n - 1) / chi2.ppf(0.05, n - 1))
+    assert low < row.mde_pct < high and row.power < 0.8
     assert main(["audit", "--preset", "quick", "--out", str(tmp_path / "r"), "--dry-run",
                  "--power"]) == 0
     out = capsys.readouterr().out
-    assert "from quick audit of the embedded model" in out
-    assert re.search(r"^\s+16\s+5\s+0\.\d{3}\s+30\.1\s+24\s+256\s", out, flags=re.M), out
-    assert "these 16 questions detect a life-event elevation of +30.1% DTW" in out
-    assert "cannot decide on it; 24 questions could (--n-questions 24, 384 calls" in out
+    assert "from quick audits of the embedded model" in out
+    assert re.search(rf"^\s+16\s+5\s+{row.power:.3f}\s+{row.mde_pct:.1f}\s+"
+                     rf"{row.questions_needed}\s+256\s", out, flags=re.M), out
+    assert (f"these 16 questions detect a life-event elevation of +{row.mde_pct:.1f}% DTW or more "
+            f"with power 0.8 (90% interval of this estimate from {n} measured questions: "
+            f"+{low:.1f}% to +{high:.1f}%)") in out
+    assert (f"cannot decide on it; {row.questions_needed} questions could (--n-questions "
+            f"{row.questions_needed}, {16 * row.questions_needed:,} calls") in out
     assert not (tmp_path / "r").exists()
 
 
@@ -305,7 +314,10 @@ def test_a_shipped_pilot_describes_only_its_own_settings(pilot, tmp_path):
 
     folder = tmp_path / "pilots"
     folder.mkdir()
-    record = pilot_record(str(pilot), "scripted pilot, test")
+    record = pilot_record([str(pilot)], "scripted pilot, test")
+    # a cell shared by two runs of the same settings counts once
+    assert pilot_record([str(pilot), str(pilot)], "scripted pilot, test")["variance"] == \
+        record["variance"]
     (folder / "scripted.json").write_text(json.dumps(record), encoding="utf-8")
     model, recorded = planning.read_pilot(str(pilot))
     config = build_config({k: v for k, v in recorded.items() if k != "preset"})

@@ -12,6 +12,7 @@ or sampling makes it a guess, and then nothing is claimed.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict
 from importlib.resources import files
 from pathlib import Path
@@ -21,8 +22,9 @@ from memlens.audit.plan import (
     DesignRow,
     VarianceModel,
     design_row,
+    pilot_model,
+    pilot_rows,
     question_cost,
-    read_pilot,
 )
 from memlens.errors import MemlensError
 from memlens.targets import PAPER_EFFECT_PCT, TARGET_POWER
@@ -49,19 +51,30 @@ def shipped_pilot(config: AuditConfig, folder: Path | None = None) -> VarianceMo
     return None
 
 
-def pilot_record(run_dir: str, note: str) -> dict:
-    """What ``scripts/ship_pilot.py`` writes for a finished audit: its variance model, the
-    settings it holds for, and ``note`` (where and when it was measured)."""
-    model, config = read_pilot(run_dir)
-    unknown = [key for key in MATCH_KEYS if key not in config]
-    if unknown:
-        raise MemlensError(f"{run_dir}: its recorded config lacks {', '.join(unknown)}; "
-                           "re-run the audit with this memlens version")
+def pilot_record(run_dirs: list[str], note: str) -> dict:
+    """What ``scripts/ship_pilot.py`` writes for finished audits of the same settings: the
+    variance model of their drift pairs together (a cell shared by two runs — same question,
+    condition and seed, hence the same reply — counts once), the settings it holds for, and
+    ``note`` (where and when it was measured)."""
+    rows: dict[str, dict] = {}
+    settings = baselines = None
+    for run_dir in run_dirs:
+        run_rows, config = pilot_rows(run_dir)
+        unknown = [key for key in MATCH_KEYS if key not in config]
+        if unknown:
+            raise MemlensError(f"{run_dir}: its recorded config lacks {', '.join(unknown)}; "
+                               "re-run the audit with this memlens version")
+        these = {key: _normal(config[key]) for key in MATCH_KEYS}
+        if settings is not None and (these != settings or config.get("baselines") != baselines):
+            raise MemlensError(f"{run_dir}: not the settings of {run_dirs[0]} (a shipped "
+                               f"variance model holds for one setting: {', '.join(MATCH_KEYS)}, "
+                               "baselines)")
+        settings, baselines = these, config.get("baselines")
+        rows.update((str(row["id"]), row) for row in run_rows)
+    model = pilot_model(list(rows.values()), int(baselines or 1), source=note)
     variance = asdict(model)
     details = variance.pop("details")
-    variance["source"] = note
-    return {"settings": {key: config[key] for key in MATCH_KEYS},
-            "design": {"questions": config.get("n_questions"), "baselines": config.get("baselines")},
+    return {"settings": settings, "runs": len(run_dirs), "design": {"baselines": baselines},
             "variance": variance, "details": details}
 
 
@@ -83,19 +96,45 @@ def needed_design(config: AuditConfig, row: DesignRow, model: VarianceModel) -> 
     return design_row(model, question_cost(config), row.questions_needed, row.baselines)
 
 
+def mde_interval(row: DesignRow, model: VarianceModel, level: float = 0.9) -> tuple[float, float] | None:
+    """How far the MDE may be off because the spread was estimated from the pilot's n questions:
+    the MDE scales with the spread, whose ``level`` interval is ``sd × sqrt((n−1) / χ²)`` at
+    the χ² quantiles with n − 1 degrees of freedom. None without a pilot question count.
+
+    >>> m = VarianceModel(0.6, 0.01, 0.02, 0.0, "pilot", details={"questions_with_life_events": 16})
+    >>> row = DesignRow(16, 5, 0.1, 0.41, 30.0, 27, 256, 15000, 32768, 0)
+    >>> [round(x, 1) for x in mde_interval(row, m)]
+    [23.2, 43.1]
+    """
+    from scipy.stats import chi2  # lazy: pulls scipy
+
+    n = int((model.details or {}).get("questions_with_life_events") or 0)
+    if n < 3:
+        return None
+    tail = (1.0 - level) / 2.0
+    low, high = chi2.ppf(1.0 - tail, n - 1), chi2.ppf(tail, n - 1)
+    return row.mde_pct * math.sqrt((n - 1) / low), row.mde_pct * math.sqrt((n - 1) / high)
+
+
 def power_sentence(row: DesignRow, model: VarianceModel, needed_eta: str | None = None) -> str:
-    """One plain sentence on what the design can decide, from the measured variance model;
-    ``needed_eta`` is the estimated time of the design that could (e.g. ``"~40 min"``).
+    """One plain sentence on what the design can decide, from the measured variance model, with
+    the 90 % interval of its MDE (:func:`mde_interval`); ``needed_eta`` is the estimated cost of
+    the design that could (e.g. ``"384 calls, ~12 min"``).
 
     >>> from memlens.audit.plan import DesignRow, VarianceModel
-    >>> m = VarianceModel(0.6, 0.01, 0.02, 0.0, source="quick audit of embedded, 2026-12-02")
-    >>> row = DesignRow(16, 5, 0.1, 0.41, 31.2, 27, 256, 15000, 32768, 0)
+    >>> m = VarianceModel(0.6, 0.01, 0.02, 0.0, source="quick audits of embedded, 2026-12-02",
+    ...                   details={"questions_with_life_events": 38})
+    >>> row = DesignRow(16, 5, 0.1, 0.26, 36.4, 33, 256, 15000, 32768, 0)
     >>> print(power_sentence(row, m))
-    power (measured: quick audit of embedded, 2026-12-02): these 16 questions detect a life-event elevation of +31.2% DTW or more with power 0.8, so a paper-sized +23% effect would be found with power 0.41 only — this design cannot decide on it; 27 questions could (--n-questions 27; see memlens plan)
+    power (measured: quick audits of embedded, 2026-12-02): these 16 questions detect a life-event elevation of +36.4% DTW or more with power 0.8 (90% interval of this estimate from 38 measured questions: +30.6% to +45.1%), so a paper-sized +23% effect would be found with power 0.26 only — this design cannot decide on it; 33 questions could (--n-questions 33; see memlens plan)
     """
+    interval = mde_interval(row, model)
+    spread = (f" (90% interval of this estimate from "
+              f"{model.details['questions_with_life_events']} measured questions: "
+              f"+{interval[0]:.1f}% to +{interval[1]:.1f}%)" if interval else "")
     head = (f"power (measured: {model.source}): these {row.questions} questions detect a "
             f"life-event elevation of +{row.mde_pct:.1f}% {model.metric.upper()} or more with "
-            f"power {TARGET_POWER:g}")
+            f"power {TARGET_POWER:g}{spread}")
     if row.power >= TARGET_POWER:
         return (f"{head}, so a paper-sized +{PAPER_EFFECT_PCT:g}% effect would be found "
                 f"(power {row.power:.2f})")

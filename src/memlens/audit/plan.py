@@ -215,7 +215,13 @@ def pilot_model(pair_rows: Sequence[dict], baselines: int, metric: str = "dtw",
 
 def read_pilot(run_dir: str, metric: str = "dtw") -> tuple[VarianceModel, dict]:
     """The variance model of a finished audit's run directory and its recorded config."""
+    rows, config = pilot_rows(run_dir, metric)
+    baselines = int(config.get("baselines") or 1)
+    return pilot_model(rows, baselines, metric, source=str(run_dir)), config
 
+
+def pilot_rows(run_dir: str, metric: str = "dtw") -> tuple[list[dict], dict]:
+    """A finished audit's drift pair rows and its recorded config (errors name the run)."""
     if metric not in METRICS:
         raise MemlensError(f"unknown metric {metric!r} (choose from {', '.join(METRICS)})")
     with RunStore(run_dir, read_only=True) as store:
@@ -226,8 +232,7 @@ def read_pilot(run_dir: str, metric: str = "dtw") -> tuple[VarianceModel, dict]:
     if not rows:
         raise MemlensError(f"{run_dir}: the run has no drift pair rows ({PAIRS_TABLE}); "
                            "finish the pilot audit first (re-run `memlens audit` to resume)")
-    baselines = int(config.get("baselines") or 1)
-    return pilot_model(rows, baselines, metric, source=str(run_dir)), config
+    return rows, config
 
 
 def question_cost(config: AuditConfig) -> QuestionCost:
