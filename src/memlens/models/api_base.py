@@ -21,7 +21,15 @@ from typing import Any
 from memlens.models.aio import LoopThread
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
 from memlens.models.keys import redact
-from memlens.models.retry import Failure, MalformedReply, RetryPolicy, call_with_retries
+from memlens.models.retry import (
+    RETRYABLE_STATUS,
+    THROTTLE_STATUS,
+    Failure,
+    MalformedReply,
+    RetryPolicy,
+    call_with_retries,
+    parse_retry_after,
+)
 from memlens.models.window import AdaptiveLimit
 
 
@@ -204,7 +212,6 @@ def check_not_empty(response: ChatResponse) -> None:
 
 def status_failure(status: int, message: str, headers: Any) -> Failure:
     """A ``Failure`` for an HTTP error status, reading ``Retry-After`` / ``retry-after-ms``."""
-    from memlens.models.retry import RETRYABLE_STATUS, THROTTLE_STATUS, parse_retry_after
 
     retry_after = None
     if headers is not None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from memlens.errors import MemlensError, missing_extra
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
+from memlens.models.cpu import auto_replicas, auto_threads
 from memlens.models.embedded_weights import GGUF_NAME, gguf_path  # noqa: F401 - documented here
 from memlens.models.fingerprint import fingerprint_path, with_fingerprint
 from memlens.models.tool_emulation import (
@@ -56,7 +57,6 @@ def machine_settings(n_threads: int | None = None, n_parallel: int | None = None
     >>> machine_settings(n_replicas=2)
     (1, 1, 2)
     """
-    from memlens.models.cpu import auto_replicas, auto_threads
 
     replicas = auto_replicas() if n_replicas is None else n_replicas
     if n_threads is None:

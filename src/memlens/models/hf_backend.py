@@ -23,6 +23,7 @@ from typing import Any
 
 from memlens.errors import MemlensError, missing_extra
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
+from memlens.models.fingerprint import fingerprint_model, with_fingerprint
 from memlens.models.tool_emulation import apply_emulated_calls, prepare_messages
 
 
@@ -69,7 +70,6 @@ class TransformersModel:
             import transformers
         except ImportError:
             raise missing_extra("transformers", "hf") from None
-        from memlens.models.fingerprint import fingerprint_model, with_fingerprint
 
         self._torch = torch
         self.fingerprint = fingerprint_model(model)

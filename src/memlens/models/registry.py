@@ -10,12 +10,14 @@ import math
 
 from memlens.errors import MemlensError
 from memlens.models.base import ChatModel
+from memlens.models.fingerprint import embedded_fingerprint, fingerprint_model, with_fingerprint
 from memlens.models.modelstring import (
     API_BACKENDS,
     model_spec,
     parse_model_string,
     split_model_string,
 )
+from memlens.models.retry import RetryPolicy
 
 _CLASSES = {
     "fake": ("memlens.models.fake", "FakeModel"),
@@ -44,11 +46,6 @@ def model_id_for(model: str) -> str:
         return model
     if backend in API_BACKENDS:
         return spec.public  # normalised, without URL credentials
-    from memlens.models.fingerprint import (  # local weights: the id carries their fingerprint
-        embedded_fingerprint,
-        fingerprint_model,
-        with_fingerprint,
-    )
 
     if backend == "embedded":
         return with_fingerprint("embedded", embedded_fingerprint())
@@ -129,8 +126,6 @@ def api_options(model: str, timeout_s: float | None = None, attempts: int | None
     if timeout_s is not None:
         options["timeout_s"] = float(timeout_s)
     if attempts is not None:
-        from memlens.models.retry import RetryPolicy
-
         options["retry"] = RetryPolicy(max_attempts=attempts)
     return options
 

@@ -7,6 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memlens.models.embedded import machine_settings
+from memlens.models.keys import is_local_url
+from memlens.models.modelstring import split_model_string
+from memlens.models.registry import embedded_overrides
+
 EMBEDDED_TOKENS_PER_S = 50.0
 """The embedded model, one copy at one thread, in the units of :meth:`Throughput.seconds` (the
 cap of completion tokens plus a tenth of the prompt tokens, per wall second): the quick audit
@@ -68,9 +73,6 @@ def expected_throughput(model: str, concurrency: int | None = None,
     """
     backend = model.strip().partition(":")[0]
     if backend == "embedded":
-        from memlens.models.embedded import machine_settings
-        from memlens.models.registry import embedded_overrides
-
         chosen = {"n_threads": threads, "n_replicas": replicas}
         overrides = {**embedded_overrides(), **{k: v for k, v in chosen.items() if v is not None}}
         threads, _, replicas = machine_settings(overrides.get("n_threads"), 1,
@@ -82,9 +84,6 @@ def expected_throughput(model: str, concurrency: int | None = None,
         return Throughput(rate, f"embedded model, {replicas} {copies} at {threads} thread{plural}: "
                                 f"{rate:.0f} tokens/s (measured: quick audit, idle 2 cores)")
     if backend in ("openai", "anthropic"):
-        from memlens.models.keys import is_local_url
-        from memlens.models.modelstring import split_model_string
-
         _, base_url = split_model_string(model.partition(":")[2])
         if base_url is not None and is_local_url(base_url):
             return Throughput(LOCAL_SERVER_TOKENS_PER_S,

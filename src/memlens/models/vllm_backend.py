@@ -15,6 +15,7 @@ from typing import Any
 
 from memlens.errors import MemlensError, missing_extra
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
+from memlens.models.fingerprint import fingerprint_model, with_fingerprint
 from memlens.models.tool_emulation import (
     apply_emulated_calls,
     constraint_schema,
@@ -71,7 +72,6 @@ class VLLMModel:
             import vllm
         except ImportError:
             raise missing_extra("vllm", "vllm") from None
-        from memlens.models.fingerprint import fingerprint_model, with_fingerprint
 
         self._vllm = vllm
         self.fingerprint = fingerprint_model(model)  # weights, so a retrained folder is new
