@@ -12,6 +12,10 @@ from pathlib import Path
 
 import matplotlib
 
+from memlens.audit.explore import load_answers
+from memlens.audit.orthogonality import FLAG
+from memlens.report.figures import save_figure
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
@@ -236,8 +240,6 @@ def contrasts_html(section: HowSection | None, persona_ok: bool = True) -> str:
 def what_changed_html(run, per_category: int = 3) -> str:
     """The most drifted pairs per category: steps with symbols and answers, linked into the
     trajectory viewer (``#tv-<response id>``)."""
-    from memlens.audit.explore import load_answers
-    from memlens.audit.orthogonality import FLAG
 
     drift = [r for r in run.drift if r.get("condition_class") != "control" and not r.get(FLAG)]
     if not drift:
@@ -277,7 +279,6 @@ def what_changed_html(run, per_category: int = 3) -> str:
 
 def how_drift_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
     """The (heading, html) sections, in report order; figures go to ``fig_dir``."""
-    from memlens.report.figures import save_figure
 
     stats = run.stats
     if not stats:

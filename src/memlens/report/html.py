@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from memlens.numfmt import number
-from memlens.report.glossary import header_cell, hover, quality_note
+from memlens.report.glossary import glossary_html, header_cell, hover, quality_note, used_terms
 from memlens.stats.results import AuditStats, Design, Validity
 from memlens.textsafe import escape_html as escape
 
@@ -260,7 +260,6 @@ def _design_html(design: Design | None) -> str:
 def page(title: str, sections: list[tuple[str, str]], header: str) -> str:
     """The whole document: title, header block, then (heading, html) sections in order; a
     "Glossary" section is added when the page links to glossary entries and has none."""
-    from memlens.report.glossary import glossary_html, used_terms
 
     linked = header + "".join(html for _, html in sections)
     if 'href="#g-' in linked and not any(heading == "Glossary" for heading, _ in sections):

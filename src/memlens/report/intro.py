@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from memlens.questions.should_personalize import is_control_question
 from memlens.report.glossary import hover
 from memlens.report.html import VERDICT_MEANING
 from memlens.textsafe import escape_html as escape
@@ -34,7 +35,6 @@ def _names(names: list[str], limit: int = 6) -> str:
 def design_counts(steps: list[dict] | tuple[dict, ...]) -> dict:
     """From the stored answers: benchmark questions, should-personalize questions, no-memory
     answers per question, and the categories of each condition class (sorted)."""
-    from memlens.questions.should_personalize import is_control_question
 
     questions, control_questions = set(), set()
     no_memory: dict[str, int] = defaultdict(int)

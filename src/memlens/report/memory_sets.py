@@ -15,6 +15,9 @@ from pathlib import Path
 
 import matplotlib
 
+from memlens.report.figures import save_figure
+from memlens.report.tables import write_table
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -53,8 +56,6 @@ def memory_set_figure(result: MemorySets):
 
 def memory_set_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
     """The report section (``[]`` when the run has no memory sets)."""
-    from memlens.report.figures import save_figure
-    from memlens.report.tables import write_table
 
     result = run.memory_sets
     if result is None:

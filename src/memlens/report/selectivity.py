@@ -15,6 +15,9 @@ from pathlib import Path
 
 import matplotlib
 
+from memlens.report.figures import save_figure
+from memlens.report.tables import write_table
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -82,8 +85,6 @@ def selectivity_figure(result: Selectivity):
 
 def selectivity_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
     """The report section (``[]`` when the run has no control set)."""
-    from memlens.report.figures import save_figure
-    from memlens.report.tables import write_table
 
     result = run.selectivity
     if result is None:
