@@ -10,6 +10,7 @@ import os
 import sys
 
 from memlens import __version__
+from memlens.cli.call_flags import call_settings_for
 from memlens.cli.interrupt import (
     EXIT_INTERRUPTED,
     exit_interrupted,
@@ -17,6 +18,7 @@ from memlens.cli.interrupt import (
     say_interrupted,
 )
 from memlens.errors import MemlensError
+from memlens.textsafe import for_terminal
 
 # Each module registers its own sub-commands; order is the order shown in --help.
 COMMAND_MODULES = (
@@ -74,16 +76,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    from memlens.textsafe import for_terminal
-
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
-        from memlens.cli.call_flags import call_settings_for
-
         with call_settings_for(args):
             status = args.func(args)
     except MemlensError as error:

@@ -30,10 +30,20 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from memlens.engine import run_requests
 from memlens.errors import MemlensError
 from memlens.fileio import atomic_path, atomic_write_text, output_dir
 from memlens.metrics import dtw, lexical_diversity
+from memlens.mitigation.datasets_io import load_training_data
 from memlens.mitigation.judging import SCORE_SCHEMA, ask_scores, score_messages
+from memlens.mitigation.labeling import build_labeler
+from memlens.mitigation.lm_eval_adapter import run_capability
+from memlens.mitigation.rewards import parse_reference
+from memlens.models import ChatRequest, ChatResponse, GenerationParams, get_model
+from memlens.models.fingerprint import model_fingerprint
+from memlens.numfmt import number
+from memlens.ontology.gold import wilson_interval
+from memlens.ontology.schema import symbol_sequence
 from memlens.pydantic_config import (
     Count,
     MaxTokens,
@@ -43,7 +53,12 @@ from memlens.pydantic_config import (
     TopP,
     config_dataclass,
 )
+from memlens.rowkeys import derive_seed as sample_seed
+from memlens.runmanifest import content_sha256, open_run_manifest
 from memlens.stats.bootstrap import bootstrap_mean
+from memlens.steps import split_steps
+from memlens.stimuli import load_stimuli
+from memlens.store import RunStore
 
 COLUMNS = ["model", "MMLU", "GSM8K", "IF(strict)", "IF(loose)", "DTW", "Diversity",
            "Helpfulness", "NonDistraction", "n", "no_steps", "failed", "judge_invalid"]
@@ -98,7 +113,6 @@ def config_record(config: EvalConfig) -> dict:
 
 def held_out_rows(data, limit: int | None) -> list[dict]:
     """The held-out (test) rows of a reference data set, as dicts."""
-    from memlens.mitigation.datasets_io import load_training_data
 
     _, test = load_training_data(data, ("prompt", "reference"))
     if len(test) == 0:
@@ -109,9 +123,6 @@ def held_out_rows(data, limit: int | None) -> list[dict]:
 
 def generate(model, rows: list[dict], config: EvalConfig, store, progress: bool) -> list:
     """One response (or ``ModelCallError``) per held-out row."""
-    from memlens.engine import run_requests
-    from memlens.models import ChatRequest, GenerationParams
-    from memlens.rowkeys import derive_seed as sample_seed
 
     requests = []
     for index, row in enumerate(rows):
@@ -147,7 +158,6 @@ def proportion_interval(hits: int, n: int) -> dict:
     """
     if n == 0:
         return {"mean": None, "lo": None, "hi": None, "n": 0}
-    from memlens.ontology.gold import wilson_interval
 
     low, high = wilson_interval(hits, n)
     return {"mean": hits / n, "lo": float(low), "hi": float(high), "n": n}
@@ -162,9 +172,6 @@ def _cell(result: dict, name: str, summary: dict) -> None:
 def drift_and_diversity(texts: list[str | None], rows: list[dict], labeler, seed: int = 0) -> dict:
     """Mean DTW to the references and mean lexical diversity, each with a bootstrap interval
     and its n (``DTW_lo`` / ``DTW_hi`` / ``DTW_n``, …), and the no-step count."""
-    from memlens.mitigation.rewards import parse_reference
-    from memlens.ontology.schema import symbol_sequence
-    from memlens.steps import split_steps
 
     answered = [i for i, text in enumerate(texts) if text is not None]
     steps = [[s.text for s in split_steps(texts[i]).steps] for i in answered]
@@ -182,7 +189,6 @@ def judge_scores(judge, texts: list[str | None], rows: list[dict], store, seed: 
                  progress: bool) -> dict:
     """Mean helpfulness (bootstrap interval) and non-distraction (Wilson) over valid judge
     replies (an invalid reply is repaired once); invalid ones and failed calls counted."""
-    from memlens.models import ChatRequest, GenerationParams
 
     params = GenerationParams(temperature=0.0, max_tokens=200, seed=seed, json_schema=SCORE_SCHEMA)
     asked = [i for i, text in enumerate(texts) if text]
@@ -208,7 +214,6 @@ def _user_text(row: dict) -> str:
 
 def weights_record(name: str, model) -> dict:
     """The evaluated model's identity: its cache id and the fingerprint of its weights."""
-    from memlens.models.fingerprint import model_fingerprint
 
     found = getattr(model, "fingerprint", None)
     record = found.to_dict() if hasattr(found, "to_dict") else model_fingerprint(name)
@@ -220,11 +225,6 @@ def evaluate_models(config: EvalConfig, out: Path, *, progress: bool = True,
                     models: dict | None = None, labeler=None):
     """Evaluate every model; returns the table (pandas DataFrame, one row per model)."""
     import pandas as pd
-
-    from memlens.mitigation.labeling import build_labeler
-    from memlens.models import ChatResponse, get_model
-    from memlens.runmanifest import content_sha256, open_run_manifest
-    from memlens.store import RunStore
 
     rows = _with_stimulus_text(held_out_rows(config.data, config.limit))
     labeler = labeler or build_labeler(config.labeler)
@@ -261,7 +261,6 @@ def frame_columns() -> list[str]:
 def capability(model_string: str, config: EvalConfig, model=None) -> dict:
     """lm-eval capability cells of one model through lm-eval's own adapter for its backend
     (``hf:``, ``vllm:``, ``openai:…@URL``); others are marked not measured."""
-    from memlens.mitigation.lm_eval_adapter import run_capability
 
     cells = run_capability(model_string, config.lm_eval_tasks, data=config.lm_eval_data,
                            files=config.lm_eval_files or None, limit=config.lm_eval_limit,
@@ -277,8 +276,6 @@ def capability(model_string: str, config: EvalConfig, model=None) -> dict:
 
 
 def _with_stimulus_text(rows: list[dict]) -> list[dict]:
-    from memlens.stimuli import load_stimuli
-
     texts = {s.id: s.text for s in load_stimuli()}
     return [{**row, "stimulus": texts.get(row.get("stimulus_id", ""), "")} for row in rows]
 
@@ -314,7 +311,6 @@ def cell_text(result: dict, name: str) -> str:
     >>> cell_text({"DTW": 0.5, "DTW_lo": None, "DTW_hi": None, "DTW_n": 1}, "DTW")
     '0.500 [no interval] n=1 (n<10: not interpretable)'
     """
-    from memlens.numfmt import number
 
     capability = (result.get("capability") or {}).get(name)
     if capability is not None and capability.get("score") is None:

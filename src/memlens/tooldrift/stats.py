@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from memlens.ontology.gold import wilson_interval
 from memlens.stats import cluster_bootstrap, mean_difference, paired_cluster_t_test
 from memlens.tooldrift.results import (
     Attribution,
@@ -103,7 +104,6 @@ def proportion(hits: int, n: int) -> Proportion:
     >>> [round(x, 4) for x in proportion(8, 10).ci95]
     [0.4902, 0.9433]
     """
-    from memlens.ontology.gold import wilson_interval
 
     if n == 0:
         return Proportion(0, 0, None, None)
