@@ -437,8 +437,9 @@ def run_case(case: Case, cwd: Path, env: dict | None = None) -> Outcome:
 
 def run_case_in_process(case: Case) -> Outcome:
     """Run ``case`` through ``memlens.cli.main.main`` in this process (much faster than a fresh
-    interpreter; no per-case memory figure: ``peak_rss_mb`` is this process's peak). An
-    exception escaping ``main`` counts as a traceback."""
+    interpreter). ``peak_rss_mb`` is how far the case raised this process's peak: the peak
+    itself depends on every test that ran before (1.5 GB in a full suite). An exception
+    escaping ``main`` counts as a traceback."""
     import contextlib
     import io
     import resource
@@ -448,6 +449,7 @@ def run_case_in_process(case: Case) -> Outcome:
     from memlens.cli.main import main
 
     err, out = io.StringIO(), io.StringIO()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     started = time.monotonic()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         try:
@@ -457,8 +459,8 @@ def run_case_in_process(case: Case) -> Outcome:
         except BaseException:  # noqa: BLE001 - what a user would see as a traceback
             traceback.print_exc(file=err)
             status = 1
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    outcome = Outcome(case, int(status), err.getvalue(), peak, time.monotonic() - started)
+    growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before
+    outcome = Outcome(case, int(status), err.getvalue(), growth, time.monotonic() - started)
     outcome.problems = check(outcome)
     return outcome
 

@@ -94,6 +94,7 @@ def test_real_mem0_run_end_to_end(tmp_path):
     summary = run_tooldrift(FakeModel(agent), DATA, tmp_path / "run",
                             RunConfig(k=1, limit=1, setting=2, framework="mem0", n_bootstrap=50),
                             memory, progress=False)
+    summary = summary.to_dict()  # as tooldrift.json holds it
     first = DATA.entries[sorted(DATA.rubrics)[0]]
     biased_hits = [r for r in memory.records if r["condition"] == "biased" and r["rank"] is not None]
     assert biased_hits and all(r["source"] == "biased" for r in biased_hits)

@@ -177,6 +177,7 @@ def test_naive_rag_run_end_to_end_with_minilm(tmp_path):
     summary = run_tooldrift(FakeModel(agent), data, tmp_path / "run",
                             RunConfig(k=1, limit=1, setting=2, framework="naive_rag",
                                       n_bootstrap=50), memory, progress=False)
+    summary = summary.to_dict()  # as tooldrift.json holds it
     hit = next(r for r in memory.records if r["condition"] == "biased")
     model = _load_sentence_transformer()
     query, *lines = model.encode([entry.user_prompt, *entry.biased_user_memory],

@@ -174,6 +174,7 @@ def test_real_mempalace_setting2_end_to_end(tmp_path):
         summary = run_tooldrift(FakeModel(agent), DATA, tmp_path / "run",
                                 RunConfig(k=1, limit=2, setting=2, framework="mempalace",
                                           n_bootstrap=50), memory, progress=False)
+        summary = summary.to_dict()  # as tooldrift.json holds it
         version = memory.client.version
     finally:
         memory.close()
