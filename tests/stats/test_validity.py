@@ -92,6 +92,20 @@ def test_noise_significantly_below_the_floor_is_floor_unstable_not_a_pass():
     assert "--baselines" in verdict["explanation"]
 
 
+@pytest.mark.parametrize(("n_paired", "status"), [(2, "inconclusive"), (7, "inconclusive"),
+                                                 (8, "pass")])
+def test_specificity_passes_only_on_enough_questions(n_paired, status):
+    """A cluster bootstrap over 2 questions gave a tight CI (-23 % to -7 %) beside p = 0.24 and
+    passed specificity on a real 2-question audit; a pass now needs 8 questions."""
+    verdict = validity_verdict({"dtw": results(noise_ci=(-23.0, -7.4), noise_elevation=-14.1,
+                                               n_paired=n_paired)}, {"omitted": "x"})
+    check = next(c for c in verdict["checks"] if c["name"] == "specificity")
+    assert check["status"] == status
+    assert check.get("too_few_questions") == (n_paired if status == "inconclusive" else None)
+    said = f"{n_paired} questions are too few to bound noise elevations (a pass needs 8)"
+    assert (said in verdict["explanation"]) == (status == "inconclusive")
+
+
 def test_wide_noise_interval_is_inconclusive():
     """The first version passed specificity with an elevation CI of [-12 %, +57 %]."""
     verdict = validity_verdict({"dtw": results(noise_ci=(-12.0, 57.0))}, {"omitted": "x"})

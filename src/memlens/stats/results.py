@@ -165,6 +165,9 @@ class Check(Result):
     mde_pct: Number = None
     smallest_q: Number = None
     moved_categories: list[str] = []
+    too_few_questions: int | None = None
+    """Specificity only, when set: the questions behind the noise class, fewer than a pass
+    needs (``memlens.stats.direction.MIN_QUESTIONS``)."""
 
 
 class Power(Result):

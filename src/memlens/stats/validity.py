@@ -37,6 +37,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from memlens.numfmt import number
+from memlens.stats.direction import MIN_QUESTIONS
 from memlens.stats.multiple import benjamini_hochberg
 from memlens.stats.power import paired_mde, questions_needed
 from memlens.targets import ALPHA_SENSITIVITY, PAPER_EFFECT_PCT, TARGET_POWER
@@ -167,17 +168,24 @@ def _specificity(metric: str, result: Mapping) -> dict:
     detail = (f"pooled noise vs floor {_signed(pooled.get('elevation_pct'))}% "
               f"(CI {_signed((pooled.get('elevation_ci') or [None])[0])}% to {_signed(upper)}%, "
               f"{_p(pooled.get('elevation_p'))}); " + ", ".join(parts))
+    n_questions = pooled.get("n_paired")
+    # a cluster bootstrap over a handful of questions gives intervals that look tight and mean
+    # nothing (2 questions: CI -23 % to -7 % beside p = 0.24), so a pass needs MIN_QUESTIONS
+    too_few = n_questions is not None and int(n_questions) < MIN_QUESTIONS
     if elevated:
         status = "fail"
     elif below:
         status = "floor_unstable"
-    elif upper is None or not np.isfinite(upper) or upper >= SPECIFICITY_MARGIN_PCT:
+    elif too_few or upper is None or not np.isfinite(upper) or upper >= SPECIFICITY_MARGIN_PCT:
         status = "inconclusive"
     else:
         status = "pass"
-    return {"name": "specificity", "metric": metric, "status": status, "elevated": elevated,
-            "below_floor": below, "pooled_ci_high": upper, "detail": detail,
-            "smallest_q": smallest_q}
+    check = {"name": "specificity", "metric": metric, "status": status, "elevated": elevated,
+             "below_floor": below, "pooled_ci_high": upper, "detail": detail,
+             "smallest_q": smallest_q}
+    if too_few and status == "inconclusive":
+        check["too_few_questions"] = int(n_questions)  # (absent otherwise: stats.json as before)
+    return check
 
 
 def _sensitivity(metric: str, classes: Mapping[str, Mapping], power: Mapping,
@@ -251,6 +259,10 @@ def explain(validity: Mapping) -> str:
             sentences.append(f"The floor is unstable on {metric}: noise drifted significantly "
                              f"less than the no-memory floor ({', '.join(check['below_floor'])})"
                              "; more no-memory baselines per question (--baselines) steady it.")
+        elif status == "inconclusive" and name == "specificity" and check.get("too_few_questions"):
+            sentences.append(f"Specificity is undecided on {metric}: no noise category is "
+                             f"elevated, but {check['too_few_questions']} questions are too few "
+                             f"to bound noise elevations (a pass needs {MIN_QUESTIONS}).")
         elif status == "inconclusive" and name == "specificity":
             sentences.append(f"Specificity is undecided on {metric}: no noise category is "
                              "elevated, but the interval still allows noise elevations up to "
