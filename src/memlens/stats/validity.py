@@ -213,7 +213,8 @@ def _sensitivity(metric: str, classes: Mapping[str, Mapping], power: Mapping,
             "moved_categories": moved or [],
             "detail": f"life events vs floor: {_signed(life['elevation_pct'])}% "
                       f"({_p(life['elevation_p'])}); detectable with 80% power: "
-                      f"{_signed(mde) if mde is not None else 'n/a'}% or more"}
+                      + (f"{_signed(mde)}% or more" if mde is not None else
+                         "not estimable (too few questions)")}
 
 
 def _convergence_check(result: Mapping, sensitive: bool) -> dict:
