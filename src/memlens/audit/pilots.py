@@ -2,7 +2,7 @@
 what its design can detect there (docs/audit.md, "What the quick audit can decide").
 
 One JSON file per measured setting in ``memlens/data/pilots/``, written by
-``python scripts/ship_pilot.py RUN_DIR`` from a finished audit: the variance model that
+``python scripts/ship_pilot.py NAME RUN_DIR…`` from finished audits: the variance model that
 ``memlens plan --pilot RUN_DIR`` estimates (:func:`memlens.audit.plan.pilot_model`) and the
 settings it holds for. A config uses a shipped model only when every setting that shapes the
 drift noise is the same (:data:`MATCH_KEYS`): another model, labeler, prompt format, token cap
