@@ -17,7 +17,9 @@ attempts already in flight counts once:
   ``LATENCY_GROWTH`` times the fastest attempt seen: calls queue towards a timeout (a
   one-slot llama.cpp server answers one call at a time; 32 queued 5-s calls wait 160 s).
   Between ``GROW_SHARE`` and ``BACKOFF_SHARE`` of the limit (with the same growth) the bound
-  holds. Against an API whose calls take long but do not slow down as more are sent, the
+  holds; past ``SLOW_START_EXIT_SHARE`` of it slow start ends (like TCP's HyStart, which
+  leaves slow start when round trips grow), so the bound stops doubling while the queue that
+  latency reports a window late is still short. Against an API whose calls take long but do not slow down as more are sent, the
   fastest attempt is slow too, so the bound keeps opening.
 
 A slot is held per attempt (``memlens.models.api_base``): a call waiting to retry holds none,
@@ -46,6 +48,15 @@ BACKOFF_SHARE = 0.5
 """A success slower than this share of the attempt time limit (and slowed down) halves it."""
 LATENCY_GROWTH = 2.0
 """How many times the fastest attempt seen a slow attempt must take to count as queueing."""
+SLOW_START_EXIT_SHARE = 0.125
+"""A success slower than this share of the attempt time limit (and slowed down) ends slow
+start: the bound then opens by about one slot per window instead of doubling. Slow start
+reacts a window late (a call's latency shows the queue when it was sent, by which time the
+bound has doubled): against a one-slot server with 0.1-s calls and a 2-s limit it reached 12-13
+calls in flight (1.3 s of queue) before the first back-off and timed a call out in 4 of 11
+runs (1 of 3 on an idle machine); ending slow start at 1/8 of the limit keeps the peak near 5
+(``tests/engine/test_concurrency_window.py``). Against an API at the default 120-s limit it
+takes a 15-s call that is also twice the fastest to end slow start."""
 
 
 @dataclass
@@ -157,6 +168,8 @@ class AdaptiveLimit:
                     return
                 if latency_s >= GROW_SHARE * self.timeout_s:
                     return
+                if latency_s >= SLOW_START_EXIT_SHARE * self.timeout_s:
+                    self._end_slow_start()
         if self.limit >= self.ceiling:
             return
         before = self.bound
@@ -164,6 +177,11 @@ class AdaptiveLimit:
         self.limit = min(float(self.ceiling), self.limit + step)
         if self.bound > before:  # waiting calls see it when this call leaves (__aexit__)
             self._event("recovered")
+
+    def _end_slow_start(self) -> None:
+        if self.limit < self.ssthresh:
+            self.ssthresh = self.limit
+            self._event("slow start ended")
 
     def set_ceiling(self, ceiling: int) -> None:
         """Change the concurrency asked for (the bound slow-starts again)."""
