@@ -3,7 +3,7 @@
 import pytest
 from scipy import stats
 
-from memlens.stats.power import paired_mde
+from memlens.stats.power import paired_mde, questions_needed
 from memlens.stats.validity import apply_coverage, convergence, validity_verdict
 
 
@@ -80,8 +80,18 @@ def test_underpowered_sensitivity_is_inconclusive_with_the_questions_it_needs():
     power = verdict["power"]["dtw"]
     assert power["mde_pct"] > 23.0 and not power["powered"]
     need = power["questions_for_paper_effect"]
-    assert need > 16 and f"--n-questions {need}" in verdict["explanation"]
-    assert "could not see a paper-sized effect" in verdict["explanation"]
+    # the recommendation plans with the upper 80 % limit of the spread of 16 questions
+    # (chi-square, 15 df; Browne 1995): sd 0.2 x sqrt(15 / 10.307) = 0.2413
+    upper = 0.2 * (15 / stats.chi2.ppf(0.2, 15)) ** 0.5
+    assert round(upper, 4) == 0.2413
+    assert power["questions_to_plan"] == questions_needed(0.23 * 0.30, upper, 0.001)
+    assert 16 < need < power["questions_to_plan"]
+    explanation = verdict["explanation"]
+    assert f"--n-questions {power['questions_to_plan']}" in explanation
+    assert f"--n-questions {need}" not in explanation
+    assert (f"that needs about {need} questions at this spread, {power['questions_to_plan']} "
+            "to be 80% sure of reaching 80% power") in explanation
+    assert "could not see a paper-sized effect" in explanation
 
 
 def test_noise_significantly_below_the_floor_is_floor_unstable_not_a_pass():

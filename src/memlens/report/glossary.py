@@ -172,6 +172,10 @@ COLUMNS: dict[str, tuple[str, str]] = {  # header: (glossary key, hover text)
     "detectable?": ("power", "Whether the run could detect a paper-sized effect."),
     "questions needed for it": ("power", "Questions the design would need to detect a "
                                   "paper-sized effect at this spread."),
+    "questions to plan on (80 % sure)": ("power", "Questions that reach 80 % power in 4 of "
+                                           "5 cases however far this run's spread was off "
+                                           "(its upper 80 % limit): the number to re-run "
+                                           "with."),
     "class": ("condition_class", "control, noise, persona or life_event."),
     "usable of planned": ("coverage", "Usable drift rows of the planned ones."),
     # category statistics

@@ -222,17 +222,20 @@ def _power_html(validity: Validity) -> str:
     rows = []
     for metric, row in validity.power.items():
         need = row.questions_for_paper_effect
+        to_plan = fmt(row.questions_to_plan) if need and row.questions_to_plan else "n/a"
         rows.append(f"<tr><td>{escape(str(metric))}</td><td class=\"n\">{fmt(row.n_questions)}</td>"
                     f"<td>{number(row.mde_pct, '+.1f')}%</td>"
                     f"<td>{number(row.paper_effect_pct, '+.0f')}%</td>"
                     f"<td>{'yes' if row.powered else 'no'}</td>"
-                    f"<td class=\"n\">{fmt(need) if need else 'n/a'}</td></tr>")
+                    f"<td class=\"n\">{fmt(need) if need else 'n/a'}</td>"
+                    f"<td class=\"n\">{to_plan}</td></tr>")
     return (f"<p class=\"meta\">{hover('power', 'Power')} of the sensitivity check (paired t "
             "over questions, α = 0.001, 80 % power): the smallest life-event elevation this run "
             "could detect, against a paper-sized effect.</p>"
             + wide("<table>" + headers("metric", "questions", "minimum detectable elevation",
                                        "paper-sized effect", "detectable?",
-                                       "questions needed for it")
+                                       "questions needed for it",
+                                       "questions to plan on (80 % sure)")
                    + f"{''.join(rows)}</table>"))
 
 

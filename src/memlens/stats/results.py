@@ -178,6 +178,10 @@ class Power(Result):
     paper_effect_pct: float
     questions_for_paper_effect: int | None
     powered: bool
+    questions_to_plan: int | None = None
+    """Questions for a paper-sized effect at the upper ``planning_confidence`` limit of the
+    spread (``memlens.stats.power.sd_upper_limit``): what the explanation recommends."""
+    planning_confidence: float | None = None
     diff_sd: Number = None
     floor_mean: Number = None
     baselines: int | None = None

@@ -32,11 +32,13 @@ def _validity_lines(validity: Validity) -> list[str]:
         metric = f" ({check.metric})" if check.metric else ""
         lines.append(f"  [{check.status}] {check.name}{metric}: {check.detail}")
     for metric, power in validity.power.items():
-        need = power.questions_for_paper_effect
+        need, to_plan = power.questions_for_paper_effect, power.questions_to_plan
+        plan = (f"; plan on {to_plan} to be {power.planning_confidence:.0%} sure"
+                if need and to_plan and power.planning_confidence else "")
         lines.append(f"  power ({metric}): {power.n_questions} questions detect a "
                      f"life-event elevation of {_number(power.mde_pct, '+.1f')}% or more "
                      f"(paper-sized effect +{_number(power.paper_effect_pct, '.0f')}% needs "
-                     f"{need if need else 'n/a'} questions)")
+                     f"{need if need else 'n/a'} questions{plan})")
     if validity.verdict != "pass":
         lines.append("  !! Persona results below are NOT interpretable: the instrument did not "
                      "pass its validity checks.")

@@ -39,8 +39,13 @@ from scipy import stats as scipy_stats
 from memlens.numfmt import number
 from memlens.stats.direction import MIN_QUESTIONS
 from memlens.stats.multiple import benjamini_hochberg
-from memlens.stats.power import paired_mde, questions_needed
-from memlens.targets import ALPHA_SENSITIVITY, PAPER_EFFECT_PCT, TARGET_POWER
+from memlens.stats.power import paired_mde, questions_needed, sd_upper_limit
+from memlens.targets import (
+    ALPHA_SENSITIVITY,
+    PAPER_EFFECT_PCT,
+    PLANNING_CONFIDENCE,
+    TARGET_POWER,
+)
 
 MIN_RHO = 0.7
 MAX_CONVERGENCE_P = 0.05
@@ -121,21 +126,29 @@ def validity_verdict(metric_results: Mapping[str, Mapping], convergence_result: 
 
 def _sensitivity_power(result: Mapping) -> dict:
     """MDE of the life-event elevation at this run's n and spread, and the questions needed for
-    a paper-sized effect (spread from life events, else from pooled noise)."""
+    a paper-sized effect (spread from life events, else from pooled noise): at the spread's
+    estimate (``questions_for_paper_effect``) and at its upper ``PLANNING_CONFIDENCE`` limit
+    (``questions_to_plan``, what the explanation recommends: the estimate from a small run
+    recommends too few in about half of cases)."""
     floor_mean = _finite(result["floor"].get("mean"), float("nan"))
     source = result["classes"].get("life_event") or result["classes"].get("noise") or {}
     sd, n = _finite(source.get("diff_sd"), float("nan")), int(source.get("n_paired") or 0)
     if not (floor_mean > 0) or not np.isfinite(sd) or n < 2:
         return {"mde_pct": None, "n_questions": n, "paper_effect_pct": PAPER_EFFECT_PCT,
-                "questions_for_paper_effect": None, "powered": False,
+                "questions_for_paper_effect": None, "questions_to_plan": None,
+                "planning_confidence": PLANNING_CONFIDENCE, "powered": False,
                 "note": "not estimable (fewer than two paired questions or a zero floor)"}
     mde = 100.0 * paired_mde(sd, n, ALPHA_SENSITIVITY) / floor_mean
     if not mde < MEANINGFUL_MDE_PCT:
         mde = None  # the design is far too small: no number would mean anything
-    needed = questions_needed(PAPER_EFFECT_PCT / 100.0 * floor_mean, sd, ALPHA_SENSITIVITY)
+    effect = PAPER_EFFECT_PCT / 100.0 * floor_mean
+    needed = questions_needed(effect, sd, ALPHA_SENSITIVITY)
+    upper = sd_upper_limit(sd, n)
+    to_plan = questions_needed(effect, upper, ALPHA_SENSITIVITY) if np.isfinite(upper) else None
     return {"mde_pct": mde, "n_questions": n, "diff_sd": sd, "floor_mean": floor_mean,
             "baselines": _baselines(result["floor"], n),
             "paper_effect_pct": PAPER_EFFECT_PCT, "questions_for_paper_effect": needed,
+            "questions_to_plan": to_plan, "planning_confidence": PLANNING_CONFIDENCE,
             "powered": bool(mde is not None and mde <= PAPER_EFFECT_PCT)}
 
 
@@ -272,6 +285,7 @@ def explain(validity: Mapping) -> str:
         elif name == "sensitivity" and status in ("fail", "inconclusive"):
             power = validity["power"].get(metric, {})
             mde, need = power.get("mde_pct"), power.get("questions_for_paper_effect")
+            to_plan = power.get("questions_to_plan")
             head = (f"Sensitivity {'failed' if status == 'fail' else 'is undecided'} on "
                     f"{metric}: life events moved drift by {_signed(check.get('elevation_pct'))}%"
                     f" (needs p < {ALPHA_SENSITIVITY}).")
@@ -294,7 +308,12 @@ def explain(validity: Mapping) -> str:
                          and mde < MEANINGFUL_MDE_PCT else
                          "cannot estimate what it could detect (too few questions)")
                 head += (f" This run {reach}, so it could not see a paper-sized effect "
-                         f"(+{PAPER_EFFECT_PCT:.0f}%); that needs {need_text} at this spread.")
+                         f"(+{PAPER_EFFECT_PCT:.0f}%); that needs {need_text} at this spread")
+                confidence = power.get("planning_confidence") or PLANNING_CONFIDENCE
+                head += (f", {to_plan} to be {confidence:.0%} sure of reaching "
+                         f"{TARGET_POWER:.0%} power (the spread of {power.get('n_questions')} "
+                         "questions is itself uncertain)." if need and to_plan
+                         and to_plan > need else ".")
             sentences.append(head)
         elif status == "fail" and name == "convergence":
             sentences.append(f"Convergence failed: {check['detail']}.")
@@ -308,8 +327,9 @@ def _next_steps(validity: Mapping) -> str:
     statuses = {(c["name"], c["status"]) for c in validity["checks"]}
     advice = []
     if ("sensitivity", "inconclusive") in statuses:
-        needs = [p.get("questions_for_paper_effect") for p in validity["power"].values()
-                 if p.get("questions_for_paper_effect")]
+        needs = [p.get("questions_to_plan") or p.get("questions_for_paper_effect")
+                 for p in validity["power"].values()
+                 if p.get("questions_to_plan") or p.get("questions_for_paper_effect")]
         advice.append(f"more questions (--n-questions {max(needs)})" if needs else
                       "more questions")
     if any(s == "floor_unstable" for _, s in statuses) or \
