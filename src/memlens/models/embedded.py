@@ -25,7 +25,7 @@ from memlens.errors import MemlensError, missing_extra
 from memlens.models.base import ChatResponse, GenerationParams, Message, ModelCallError
 from memlens.models.cpu import auto_replicas, auto_threads
 from memlens.models.embedded_weights import GGUF_NAME, gguf_path  # noqa: F401 - documented here
-from memlens.models.fingerprint import fingerprint_path, with_fingerprint
+from memlens.models.fingerprint import embedded_fingerprint, with_fingerprint
 from memlens.models.tool_emulation import (
     apply_emulated_calls,
     constraint_schema,
@@ -170,7 +170,7 @@ class EmbeddedModel:
         path = Path(model_path) if model_path else gguf_path()
         if not path.is_file():
             raise MemlensError(f"embedded model: GGUF file not found: {path}")
-        self.fingerprint = fingerprint_path(path)  # the GGUF file: its identity in cache keys
+        self.fingerprint = embedded_fingerprint(model_path)  # the GGUF: its identity in cache keys
         self.model_id = with_fingerprint(
             "embedded" if model_path is None else f"embedded@{path.name}", self.fingerprint)
         self.max_concurrency = n_parallel * n_replicas

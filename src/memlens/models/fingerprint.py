@@ -7,7 +7,11 @@ never read:
 * small files (<= ``SMALL_FILE_BYTES``: ``config.json``, ``*.index.json``, tokenizer and
   generation configs, LoRA adapter configs) by the sha256 of their content;
 * large files (weights, a big ``tokenizer.json``) by name, size and modification time (ns);
-* a single file (a GGUF) by name, size, mtime and the sha256 of its first MiB (the header).
+* a single file (a GGUF) by name, size, mtime and the sha256 of its first MiB (the header);
+* the embedded model's packaged GGUF by name, size and the sha256 of its content that pip
+  recorded when it installed the package (its RECORD): the same weights in another virtualenv
+  or after a reinstall (a new mtime) keep their fingerprint, so a run resumes and its cache
+  holds (with the mtime, a fresh venv refused to resume a run made in another).
 
 Only the folder's top level is read (what ``from_pretrained`` loads); ``checkpoint-*``
 sub-folders of a training run are ignored. A hub id is resolved offline in the Hugging Face
@@ -18,14 +22,16 @@ model id: the form ``model_id`` takes for ``hf:``, ``vllm:`` and ``embedded`` ba
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import importlib.metadata
 import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memlens.errors import MemlensError
-from memlens.models.embedded_weights import gguf_path
+from memlens.models.embedded_weights import DISTRIBUTION, gguf_path
 
 SMALL_FILE_BYTES = 1 << 20
 """Files up to this size are hashed by content; larger ones by size and mtime."""
@@ -154,15 +160,42 @@ def strip_fingerprint(model_id: str) -> str:
     return model_id.split(MARK, 1)[0]
 
 
-def embedded_fingerprint(path: str | Path | None = None) -> Fingerprint | None:
-    """Fingerprint of the embedded model's GGUF (the packaged one when ``path`` is None); None
-    when the package is not installed."""
-    if path is None:
-        try:
-            path = gguf_path()
-        except MemlensError:
+def recorded_sha256(distribution: str, path: Path) -> str | None:
+    """The sha256 (hex) that pip recorded in ``distribution``'s RECORD for the installed file at
+    ``path``; None when the package, the file or its hash is not recorded, or when the file's
+    size no longer matches the record."""
+    try:
+        records = importlib.metadata.files(distribution) or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    target = path.resolve()
+    for record in records:
+        if record.name != path.name or record.hash is None or record.hash.mode != "sha256":
+            continue
+        if Path(record.locate()).resolve() != target:
+            continue
+        if record.size is not None and record.size != target.stat().st_size:
             return None
-    return fingerprint_path(path)
+        value = record.hash.value
+        return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).hex()
+    return None
+
+
+def embedded_fingerprint(path: str | Path | None = None) -> Fingerprint | None:
+    """Fingerprint of the embedded model's GGUF (the packaged one when ``path`` is None: by its
+    recorded content hash, see the module docstring); None when the package is not installed."""
+    if path is not None:
+        return fingerprint_path(path)
+    try:
+        packaged = gguf_path()
+    except MemlensError:
+        return None
+    content = recorded_sha256(DISTRIBUTION, packaged)
+    if content is None:
+        return fingerprint_path(packaged)
+    size = packaged.stat().st_size
+    entry = {"name": packaged.name, "size": size, "sha256": content}
+    return Fingerprint(_digest([entry]), str(packaged.resolve()), "file", 1, size)
 
 
 def model_fingerprint(model: str) -> dict | None:
