@@ -52,10 +52,10 @@ SLOW_START_EXIT_SHARE = 0.125
 """A success slower than this share of the attempt time limit (and slowed down) ends slow
 start: the bound then opens by about one slot per window instead of doubling. Slow start
 reacts a window late (a call's latency shows the queue when it was sent, by which time the
-bound has doubled): against a one-slot server with 0.1-s calls and a 2-s limit it reached 12-13
-calls in flight (1.3 s of queue) before the first back-off and timed a call out in 4 of 11
-runs (1 of 3 on an idle machine); ending slow start at 1/8 of the limit keeps the peak near 5
-(``tests/engine/test_concurrency_window.py``). Against an API at the default 120-s limit it
+bound has doubled): against a one-slot server with 0.1-s calls and a 2-s limit it reached 9-14
+calls in flight (up to 1.4 s of queue) before the first back-off and timed a call out in 2 of
+12 runs on a loaded machine (2 of 3 idle); ending slow start at 1/8 of the limit kept the peak
+at 6-11 (7 in most runs) with no timeout (``tests/engine/test_concurrency_window.py``). Against an API at the default 120-s limit it
 takes a 15-s call that is also twice the fastest to end slow start."""
 
 
