@@ -27,6 +27,7 @@ from memlens.audit.plan import (
     question_cost,
 )
 from memlens.errors import MemlensError
+from memlens.stats.power import sd_upper_limit
 from memlens.targets import PAPER_EFFECT_PCT, TARGET_POWER
 
 MATCH_KEYS = ("model", "labeler", "ontology", "mode", "reasoning_instruction", "reasoning_format",
@@ -98,22 +99,19 @@ def needed_design(config: AuditConfig, row: DesignRow, model: VarianceModel) -> 
 
 def mde_interval(row: DesignRow, model: VarianceModel, level: float = 0.9) -> tuple[float, float] | None:
     """How far the MDE may be off because the spread was estimated from the pilot's n questions:
-    the MDE scales with the spread, whose ``level`` interval is ``sd × sqrt((n−1) / χ²)`` at
-    the χ² quantiles with n − 1 degrees of freedom. None without a pilot question count.
+    the MDE scales with the spread, whose ``level`` interval runs between its one-sided limits
+    at ``(1 − level) / 2`` and ``(1 + level) / 2`` (:func:`memlens.stats.power.sd_upper_limit`,
+    χ² with n − 1 degrees of freedom). None without a pilot question count (or below 3).
 
     >>> m = VarianceModel(0.6, 0.01, 0.02, 0.0, "pilot", details={"questions_with_life_events": 16})
     >>> row = DesignRow(16, 5, 0.1, 0.41, 30.0, 27, 256, 15000, 32768, 0)
     >>> [round(x, 1) for x in mde_interval(row, m)]
     [23.2, 43.1]
     """
-    from scipy.stats import chi2  # lazy: pulls scipy
-
     n = int((model.details or {}).get("questions_with_life_events") or 0)
-    if n < 3:
-        return None
     tail = (1.0 - level) / 2.0
-    low, high = chi2.ppf(1.0 - tail, n - 1), chi2.ppf(tail, n - 1)
-    return row.mde_pct * math.sqrt((n - 1) / low), row.mde_pct * math.sqrt((n - 1) / high)
+    low, high = sd_upper_limit(row.mde_pct, n, tail), sd_upper_limit(row.mde_pct, n, 1.0 - tail)
+    return (low, high) if math.isfinite(low) and math.isfinite(high) else None
 
 
 def power_sentence(row: DesignRow, model: VarianceModel, needed_eta: str | None = None) -> str:
