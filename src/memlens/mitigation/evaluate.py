@@ -113,7 +113,6 @@ def config_record(config: EvalConfig) -> dict:
 
 def held_out_rows(data, limit: int | None) -> list[dict]:
     """The held-out (test) rows of a reference data set, as dicts."""
-
     _, test = load_training_data(data, ("prompt", "reference"))
     if len(test) == 0:
         raise MemlensError(f"{data}: the held-out split is empty")
@@ -123,7 +122,6 @@ def held_out_rows(data, limit: int | None) -> list[dict]:
 
 def generate(model, rows: list[dict], config: EvalConfig, store, progress: bool) -> list:
     """One response (or ``ModelCallError``) per held-out row."""
-
     requests = []
     for index, row in enumerate(rows):
         params = GenerationParams(
@@ -172,7 +170,6 @@ def _cell(result: dict, name: str, summary: dict) -> None:
 def drift_and_diversity(texts: list[str | None], rows: list[dict], labeler, seed: int = 0) -> dict:
     """Mean DTW to the references and mean lexical diversity, each with a bootstrap interval
     and its n (``DTW_lo`` / ``DTW_hi`` / ``DTW_n``, …), and the no-step count."""
-
     answered = [i for i, text in enumerate(texts) if text is not None]
     steps = [[s.text for s in split_steps(texts[i]).steps] for i in answered]
     labels = labeler.label(steps) if steps else []
@@ -189,7 +186,6 @@ def judge_scores(judge, texts: list[str | None], rows: list[dict], store, seed: 
                  progress: bool) -> dict:
     """Mean helpfulness (bootstrap interval) and non-distraction (Wilson) over valid judge
     replies (an invalid reply is repaired once); invalid ones and failed calls counted."""
-
     params = GenerationParams(temperature=0.0, max_tokens=200, seed=seed, json_schema=SCORE_SCHEMA)
     asked = [i for i, text in enumerate(texts) if text]
     requests = [ChatRequest(tuple(score_messages(_user_text(rows[i]), rows[i].get("stimulus", ""),
@@ -214,7 +210,6 @@ def _user_text(row: dict) -> str:
 
 def weights_record(name: str, model) -> dict:
     """The evaluated model's identity: its cache id and the fingerprint of its weights."""
-
     found = getattr(model, "fingerprint", None)
     record = found.to_dict() if hasattr(found, "to_dict") else model_fingerprint(name)
     return {"model_id": getattr(model, "model_id", name),
@@ -261,7 +256,6 @@ def frame_columns() -> list[str]:
 def capability(model_string: str, config: EvalConfig, model=None) -> dict:
     """lm-eval capability cells of one model through lm-eval's own adapter for its backend
     (``hf:``, ``vllm:``, ``openai:…@URL``); others are marked not measured."""
-
     cells = run_capability(model_string, config.lm_eval_tasks, data=config.lm_eval_data,
                            files=config.lm_eval_files or None, limit=config.lm_eval_limit,
                            seed=config.seed, max_gen_toks=config.lm_eval_max_tokens)
@@ -311,7 +305,6 @@ def cell_text(result: dict, name: str) -> str:
     >>> cell_text({"DTW": 0.5, "DTW_lo": None, "DTW_hi": None, "DTW_n": 1}, "DTW")
     '0.500 [no interval] n=1 (n<10: not interpretable)'
     """
-
     capability = (result.get("capability") or {}).get(name)
     if capability is not None and capability.get("score") is None:
         if capability.get("smoke"):

@@ -212,7 +212,6 @@ def check_not_empty(response: ChatResponse) -> None:
 
 def status_failure(status: int, message: str, headers: Any) -> Failure:
     """A ``Failure`` for an HTTP error status, reading ``Retry-After`` / ``retry-after-ms``."""
-
     retry_after = None
     if headers is not None:
         milliseconds = headers.get("retry-after-ms")

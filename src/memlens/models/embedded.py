@@ -57,7 +57,6 @@ def machine_settings(n_threads: int | None = None, n_parallel: int | None = None
     >>> machine_settings(n_replicas=2)
     (1, 1, 2)
     """
-
     replicas = auto_replicas() if n_replicas is None else n_replicas
     if n_threads is None:
         n_threads = 1 if replicas > 1 else auto_threads()

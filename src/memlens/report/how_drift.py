@@ -240,7 +240,6 @@ def contrasts_html(section: HowSection | None, persona_ok: bool = True) -> str:
 def what_changed_html(run, per_category: int = 3) -> str:
     """The most drifted pairs per category: steps with symbols and answers, linked into the
     trajectory viewer (``#tv-<response id>``)."""
-
     drift = [r for r in run.drift if r.get("condition_class") != "control" and not r.get(FLAG)]
     if not drift:
         return "<p>No perturbed drift rows yet.</p>"
@@ -279,7 +278,6 @@ def what_changed_html(run, per_category: int = 3) -> str:
 
 def how_drift_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
     """The (heading, html) sections, in report order; figures go to ``fig_dir``."""
-
     stats = run.stats
     if not stats:
         return [("How reasoning drifts", "<p>(no statistics)</p>")]

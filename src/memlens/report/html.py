@@ -263,7 +263,6 @@ def _design_html(design: Design | None) -> str:
 def page(title: str, sections: list[tuple[str, str]], header: str) -> str:
     """The whole document: title, header block, then (heading, html) sections in order; a
     "Glossary" section is added when the page links to glossary entries and has none."""
-
     linked = header + "".join(html for _, html in sections)
     if 'href="#g-' in linked and not any(heading == "Glossary" for heading, _ in sections):
         sections = [*sections, ("Glossary", glossary_html(used_terms(linked)))]

@@ -35,7 +35,6 @@ def _names(names: list[str], limit: int = 6) -> str:
 def design_counts(steps: list[dict] | tuple[dict, ...]) -> dict:
     """From the stored answers: benchmark questions, should-personalize questions, no-memory
     answers per question, and the categories of each condition class (sorted)."""
-
     questions, control_questions = set(), set()
     no_memory: dict[str, int] = defaultdict(int)
     categories: dict[str, set[str]] = defaultdict(set)

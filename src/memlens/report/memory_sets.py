@@ -56,7 +56,6 @@ def memory_set_figure(result: MemorySets):
 
 def memory_set_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
     """The report section (``[]`` when the run has no memory sets)."""
-
     result = run.memory_sets
     if result is None:
         return []

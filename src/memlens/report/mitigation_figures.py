@@ -54,7 +54,6 @@ def pooled_capability(row) -> tuple[float, float, float, int, str] | None:
     >>> pooled_capability({"MMLU": 0.5, "MMLU_n": 10, "GSM8K": 0.0, "GSM8K_n": 10})[:2]
     (0.25, 0.11186...)
     """
-
     used, hits, total = [], 0, 0
     for name in ("MMLU", "GSM8K", "IF(strict)"):
         value, n = row.get(name), row.get(f"{name}_n")

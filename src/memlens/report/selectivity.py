@@ -85,7 +85,6 @@ def selectivity_figure(result: Selectivity):
 
 def selectivity_sections(run, fig_dir: Path) -> list[tuple[str, str]]:
     """The report section (``[]`` when the run has no control set)."""
-
     result = run.selectivity
     if result is None:
         return []

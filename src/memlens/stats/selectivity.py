@@ -273,7 +273,6 @@ def format_selectivity(result: Selectivity) -> str:
       age: not interpretable (needs at least 3 questions on each side (relevant 1, irrelevant 0)); relevant +0.400 [+0.400, +0.400] n=1, irrelevant n/a [n/a, n/a] n=0, difference n/a [n/a, n/a]
       overall (persona: age): not interpretable (needs at least 3 questions on each side (relevant 1, irrelevant 0)); relevant +0.400 [+0.400, +0.400] n=1, irrelevant n/a [n/a, n/a] n=0, difference n/a [n/a, n/a]
     """
-
     def part(value: MeanEstimate) -> str:
         return (f"{number(value.estimate, '+.3f')} [{number(value.ci_low, '+.3f')}, "
                 f"{number(value.ci_high, '+.3f')}]")

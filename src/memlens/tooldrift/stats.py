@@ -104,7 +104,6 @@ def proportion(hits: int, n: int) -> Proportion:
     >>> [round(x, 4) for x in proportion(8, 10).ci95]
     [0.4902, 0.9433]
     """
-
     if n == 0:
         return Proportion(0, 0, None, None)
     low, high = wilson_interval(hits, n)
