@@ -200,7 +200,7 @@ def test_threads_and_parallel_flags_reach_models_built_from_strings():
     assert (copies.n_replicas, copies.max_concurrency) == (3, 6)
 
 
-def test_copies_follow_the_free_cores():
+def test_copies_follow_the_cores():
     from memlens.models.cpu import auto_replicas
     from memlens.models.embedded import machine_settings
 
